@@ -1,0 +1,1 @@
+"""Environment families of gymforge; each subpackage is one family."""

@@ -1,0 +1,68 @@
+"""``TorchScalarEnv``: the standard single ``gymnasium.Env`` view of a batched torch env.
+
+It runs the family's :class:`TorchVectorEnv` at ``num_envs=1`` without autoreset and converts to
+numpy at the boundary, so ``gym.make(id)`` and ``gym.make_vec(id, ...)`` share one implementation
+of the dynamics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+import gymnasium as gym
+
+from gymforge.core.seeding import MAX_SEED
+from gymforge.core.vector_env import TorchVectorEnv
+
+
+class TorchScalarEnv(gym.Env):
+    """A ``gym.Env`` running ``vector_env_cls(num_envs=1, autoreset=False, **kwargs)`` on the CPU.
+
+    Subclasses set ``vector_env_cls`` (and usually copy its docstring).
+    """
+
+    vector_env_cls: type[TorchVectorEnv]
+
+    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
+        self._kwargs = kwargs
+        self._vector = self.vector_env_cls(num_envs=1, device="cpu", autoreset=False, **kwargs)
+        self.observation_space = self._vector.single_observation_space
+        self.action_space = self._vector.single_action_space
+        self.metadata = {"render_modes": self._vector.metadata.get("render_modes", [])}
+        self.render_mode = render_mode
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is None:
+            # Draw from the env's own numpy generator so unseeded resets continue one stream.
+            seed = int(self.np_random.integers(0, MAX_SEED))
+        obs, info = self._vector.reset(seed=seed, options=options)
+        return self._obs(obs), _unbatch_info(info)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        batched = torch.as_tensor(np.asarray(action))[None]
+        obs, reward, terminated, truncated, info = self._vector.step(batched)
+        return (
+            self._obs(obs),
+            float(reward[0]),
+            bool(terminated[0]),
+            bool(truncated[0]),
+            _unbatch_info(info),
+        )
+
+    def _obs(self, obs: torch.Tensor) -> np.ndarray:
+        return obs[0].numpy().astype(self.observation_space.dtype, copy=True)
+
+
+def _unbatch_info(info: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in info.items():
+        if key.startswith("_"):
+            continue
+        item = value[0]
+        out[key] = item.item() if item.dim() == 0 else item.numpy().copy()
+    return out

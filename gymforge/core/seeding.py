@@ -1,0 +1,112 @@
+"""Per-instance random numbers for batched torch dynamics.
+
+A batched env must give instance ``i`` the same trajectory whatever else is in the batch, on any
+device, without a Python loop over instances. A ``torch.Generator`` per instance would need that
+loop, and one generator for the whole batch couples the instances. So batched dynamics draw from a
+*counter-based* generator instead: every random number is a hash of ``(seed_i, counter_i, lane)``,
+computed with integer tensor ops that run the same on CPU and GPU.
+
+The hash is the 32-bit finaliser of MurmurHash3 applied over the key words; it is not
+cryptographic, but its output passes the usual uniformity checks and is ample for simulation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+_MASK32 = 0xFFFFFFFF
+_GOLDEN = 0x9E3779B9
+MAX_SEED = 2**63 - 1
+
+
+def _fmix32(x: torch.Tensor) -> torch.Tensor:
+    """MurmurHash3's 32-bit finaliser on int64 tensors holding values in [0, 2**32)."""
+    x = x ^ (x >> 16)
+    x = (x * 0x85EBCA6B) & _MASK32
+    x = x ^ (x >> 13)
+    x = (x * 0xC2B2AE35) & _MASK32
+    return x ^ (x >> 16)
+
+
+def hash_uint32(seed: torch.Tensor, counter: torch.Tensor, lane: torch.Tensor) -> torch.Tensor:
+    """Hash int64 ``seed``, ``counter`` and ``lane`` (broadcastable) to uint32 values in int64."""
+    seed_lo = seed & _MASK32
+    seed_hi = (seed >> 32) & _MASK32
+    h = _fmix32(seed_lo ^ _GOLDEN)
+    h = _fmix32(h ^ ((seed_hi * 0x27D4EB2F) & _MASK32))
+    h = _fmix32(h ^ ((counter & _MASK32) * 0x165667B1 & _MASK32))
+    h = _fmix32(h ^ (((counter >> 32) & _MASK32) * 0xD3A2646C & _MASK32))
+    return _fmix32(h ^ ((lane * 0xFD7046C5 + 0xB55A4F09) & _MASK32))
+
+
+def validate_seed(seed: object, field: str = "seed") -> int:
+    """Return ``seed`` as an int, or raise ``ValueError`` naming ``field`` and the allowed range."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"{field} must be an int in [0, {MAX_SEED}] or None, got {seed!r}")
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise ValueError(f"{field} must be in [0, {MAX_SEED}], got {seed}")
+    return int(seed)
+
+
+def instance_seeds(seed: int | list[int] | None, num_envs: int, rng: np.random.Generator) -> list[int]:
+    """Expand a reset ``seed`` into one seed per instance.
+
+    ``None`` draws fresh seeds from ``rng``; an int ``s`` gives instances ``s, s+1, …`` (the
+    convention of Gymnasium's vector envs, so instance ``i`` of a batch seeded with ``s`` equals a
+    single env seeded with ``s+i``); a list gives each instance its own seed.
+    """
+    if seed is None:
+        return [int(s) for s in rng.integers(0, 2**62, size=num_envs)]
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        if len(seed) != num_envs:
+            raise ValueError(f"seed list must have num_envs={num_envs} entries, got {len(seed)}")
+        return [validate_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
+    base = validate_seed(seed)
+    if base + num_envs - 1 > MAX_SEED:
+        raise ValueError(f"seed must be at most {MAX_SEED - num_envs + 1} for num_envs={num_envs}")
+    return [base + i for i in range(num_envs)]
+
+
+@dataclass
+class InstanceRNG:
+    """Independent random streams for ``B`` instances, advanced by per-instance counters.
+
+    Attributes:
+        seed: int64 tensor of shape ``(B,)``, the seed of each instance.
+        counter: int64 tensor of shape ``(B,)``, how many draws each instance has made.
+    """
+
+    seed: torch.Tensor  # (B,) int64
+    counter: torch.Tensor  # (B,) int64
+
+    @classmethod
+    def create(cls, seeds: list[int], device: torch.device | str = "cpu") -> InstanceRNG:
+        seed = torch.tensor(seeds, dtype=torch.int64, device=device)
+        return cls(seed=seed, counter=torch.zeros_like(seed))
+
+    def reseed(self, mask: torch.Tensor, seeds: torch.Tensor) -> None:
+        """Give the instances selected by boolean ``mask`` (B,) new ``seeds`` (B,) and zero counters."""
+        self.seed = torch.where(mask, seeds, self.seed)
+        self.counter = torch.where(mask, torch.zeros_like(self.counter), self.counter)
+
+    def uniform(self, *shape: int) -> torch.Tensor:
+        """Draw float32 uniforms in [0, 1) of shape ``(B, *shape)`` and advance every counter by one.
+
+        Every instance advances, active or not, so that a draw never depends on the batch.
+        """
+        n = int(np.prod(shape)) if shape else 1
+        lane = torch.arange(n, device=self.seed.device, dtype=torch.int64)
+        bits = hash_uint32(self.seed[:, None], self.counter[:, None], lane[None, :])
+        self.counter = self.counter + 1
+        # 24 high bits give exactly representable float32 values in [0, 1).
+        u = (bits >> 8).to(torch.float32) * (1.0 / 16777216.0)
+        return u.reshape(self.seed.shape[0], *shape)
+
+    def integers(self, high: int, *shape: int) -> torch.Tensor:
+        """Draw int64 values uniformly in ``[0, high)`` of shape ``(B, *shape)``."""
+        if high < 1:
+            raise ValueError(f"high must be >= 1, got {high}")
+        return torch.clamp((self.uniform(*shape) * high).long(), max=high - 1)

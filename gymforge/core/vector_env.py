@@ -1,0 +1,129 @@
+"""``TorchVectorEnv``: the batched base every torch family plugs its dynamics into.
+
+A subclass owns a state dataclass of tensors with a leading ``B`` axis and implements three hooks:
+
+- ``_reset_instances(mask)``: re-initialise the instances selected by the boolean ``mask`` (B,),
+  drawing randomness only from ``self.rng`` (an :class:`InstanceRNG`);
+- ``_step_instances(action)``: advance every instance by one step and return a :class:`StepOutput`;
+- ``_observe()``: the batched observation tensor of shape ``(B, *single_observation_space.shape)``.
+
+The base class does the rest exactly once for every family: seeding (instance ``i`` of a batch
+reset with seed ``s`` equals a single env reset with ``s + i``), action validation before any state
+changes, and Gymnasium's ``SAME_STEP`` autoreset with ``infos["final_obs"]``/``infos["final_info"]``
+and their ``_final_obs``/``_final_info`` masks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from gymforge.core.seeding import InstanceRNG, instance_seeds
+from gymforge.core.spaces import as_action_tensor, validate_batched_action
+
+
+@dataclass
+class StepOutput:
+    """What a batched step returns before autoreset. Every tensor has leading dimension ``B``."""
+
+    reward: torch.Tensor  # (B,) float32
+    terminated: torch.Tensor  # (B,) bool
+    truncated: torch.Tensor  # (B,) bool
+    info: dict[str, torch.Tensor] = field(default_factory=dict)  # each (B, ...)
+
+
+class TorchVectorEnv(VectorEnv):
+    """A ``gymnasium.vector.VectorEnv`` over batched torch state on one device.
+
+    Args:
+        num_envs: number of instances ``B`` (>= 1).
+        single_observation_space: the observation space of one instance.
+        single_action_space: the action space of one instance.
+        device: torch device holding the state, e.g. ``"cpu"`` or ``"cuda"``.
+        autoreset: reset finished instances inside ``step`` (SAME_STEP). The scalar adapter turns
+            this off to expose the Gymnasium single-env contract.
+    """
+
+    metadata: dict[str, Any] = {  # noqa: RUF012 - Gymnasium reads this class attribute
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+        "render_modes": [],
+    }
+
+    def __init__(
+        self,
+        num_envs: int,
+        single_observation_space: spaces.Space,
+        single_action_space: spaces.Space,
+        device: torch.device | str = "cpu",
+        autoreset: bool = True,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        self.num_envs = int(num_envs)
+        self.device = torch.device(device)
+        self.autoreset = autoreset
+        self.single_observation_space = single_observation_space
+        self.single_action_space = single_action_space
+        self.observation_space = batch_space(single_observation_space, self.num_envs)
+        self.action_space = batch_space(single_action_space, self.num_envs)
+        self.rng = InstanceRNG.create([0] * self.num_envs, self.device)
+        self._needs_reset = True
+
+    # --- hooks for subclasses -------------------------------------------------------------
+    def _reset_instances(self, mask: torch.Tensor) -> None:
+        raise NotImplementedError
+
+    def _step_instances(self, action: torch.Tensor) -> StepOutput:
+        raise NotImplementedError
+
+    def _observe(self) -> torch.Tensor:
+        raise NotImplementedError
+
+    # --- Gymnasium API ----------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
+        """Reset every instance; ``seed=s`` seeds instance ``i`` with ``s + i``."""
+        super().reset(seed=seed)
+        seeds = instance_seeds(seed, self.num_envs, self.np_random)
+        everything = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+        self.rng.reseed(everything, torch.tensor(seeds, dtype=torch.int64, device=self.device))
+        self._reset_instances(everything)
+        self._needs_reset = False
+        return self._observe(), {}
+
+    def step(
+        self, actions: Any
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        if self._needs_reset:
+            raise RuntimeError("call reset() before step()")
+        action = as_action_tensor(actions, self.device)
+        validate_batched_action(action, self.single_action_space, self.num_envs)
+        out = self._step_instances(action)
+        everyone = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+        infos = self._with_masks(out.info, everyone)
+        done = out.terminated | out.truncated
+        if not self.autoreset:
+            self._needs_reset = bool(done.all())
+            return self._observe(), out.reward, out.terminated, out.truncated, infos
+        if bool(done.any()):
+            infos["final_obs"] = self._observe().clone()
+            infos["_final_obs"] = done
+            infos["final_info"] = self._with_masks(out.info, done)
+            infos["_final_info"] = done
+            self._reset_instances(done)
+        return self._observe(), out.reward, out.terminated, out.truncated, infos
+
+    @staticmethod
+    def _with_masks(info: dict[str, torch.Tensor], mask: torch.Tensor) -> dict[str, Any]:
+        infos: dict[str, Any] = {}
+        for key, value in info.items():
+            infos[key] = value
+            infos[f"_{key}"] = mask
+        return infos
