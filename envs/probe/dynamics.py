@@ -9,16 +9,18 @@ from gymforge.envs.probe.config import ProbeConfig
 from gymforge.envs.probe.types import ProbeState
 
 
-def initial_state(config: ProbeConfig, rng: InstanceRNG) -> ProbeState:
-    """A fresh episode for every instance."""
-    target = rng.integers(config.n_targets)
+def initial_state(
+    config: ProbeConfig, rng: InstanceRNG, where: torch.Tensor | None = None
+) -> ProbeState:
+    """A fresh episode for every instance (draws advance only the instances in ``where``)."""
+    target = rng.integers(config.n_targets, where=where)
     zeros = torch.zeros_like(target)
     return ProbeState(target=target, steps=zeros, mistakes=zeros.clone())
 
 
 def reset_where(config: ProbeConfig, state: ProbeState, mask: torch.Tensor, rng: InstanceRNG) -> ProbeState:
     """Replace the instances selected by ``mask`` (B,) with fresh episodes."""
-    fresh = initial_state(config, rng)
+    fresh = initial_state(config, rng, where=mask)
     return ProbeState(
         target=torch.where(mask, fresh.target, state.target),
         steps=torch.where(mask, fresh.steps, state.steps),

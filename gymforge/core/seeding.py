@@ -92,21 +92,23 @@ class InstanceRNG:
         self.seed = torch.where(mask, seeds, self.seed)
         self.counter = torch.where(mask, torch.zeros_like(self.counter), self.counter)
 
-    def uniform(self, *shape: int) -> torch.Tensor:
-        """Draw float32 uniforms in [0, 1) of shape ``(B, *shape)`` and advance every counter by one.
+    def uniform(self, *shape: int, where: torch.Tensor | None = None) -> torch.Tensor:
+        """Draw float32 uniforms in [0, 1) of shape ``(B, *shape)``.
 
-        Every instance advances, active or not, so that a draw never depends on the batch.
+        Only the counters of the instances selected by the boolean mask ``where`` (B,) advance
+        (all when ``None``); draws for the others are computed but must be discarded by the
+        caller. So an instance's stream depends on its own history only, never on the batch.
         """
         n = int(np.prod(shape)) if shape else 1
         lane = torch.arange(n, device=self.seed.device, dtype=torch.int64)
         bits = hash_uint32(self.seed[:, None], self.counter[:, None], lane[None, :])
-        self.counter = self.counter + 1
+        self.counter = self.counter + (1 if where is None else where.long())
         # 24 high bits give exactly representable float32 values in [0, 1).
         u = (bits >> 8).to(torch.float32) * (1.0 / 16777216.0)
         return u.reshape(self.seed.shape[0], *shape)
 
-    def integers(self, high: int, *shape: int) -> torch.Tensor:
-        """Draw int64 values uniformly in ``[0, high)`` of shape ``(B, *shape)``."""
+    def integers(self, high: int, *shape: int, where: torch.Tensor | None = None) -> torch.Tensor:
+        """Draw int64 values uniformly in ``[0, high)`` of shape ``(B, *shape)``; see :meth:`uniform`."""
         if high < 1:
             raise ValueError(f"high must be >= 1, got {high}")
-        return torch.clamp((self.uniform(*shape) * high).long(), max=high - 1)
+        return torch.clamp((self.uniform(*shape, where=where) * high).long(), max=high - 1)

@@ -1,0 +1,159 @@
+"""The ``gymforge`` command: list ids, describe one, roll out an agent.
+
+Examples::
+
+    gymforge list
+    gymforge info LineFlow-WaitingTime-v0
+    gymforge rollout LineFlow-WaitingTime-v0 --agent optimal --episodes 5 --seed 0 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import gymnasium as gym
+
+from gymforge.registry import EnvSpec, all_specs, get_spec, load_entry_point
+
+
+def _spec_summary(spec: EnvSpec) -> dict[str, Any]:
+    return {
+        "id": spec.id,
+        "family": spec.family,
+        "summary": spec.summary,
+        "entry_point": spec.entry_point,
+        "vector_entry_point": spec.vector_entry_point,
+        "parallel_entry_point": spec.parallel_entry_point,
+        "kwargs": dict(spec.kwargs),
+        "capabilities": asdict(spec.capabilities),
+        "agents": dict(spec.agents),
+    }
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    specs = all_specs()
+    if args.json:
+        print(json.dumps([_spec_summary(s) for s in specs], indent=2))
+        return 0
+    width = max(len(s.id) for s in specs)
+    for spec in specs:
+        flags = "batched" if spec.capabilities.batched else "scalar"
+        print(f"{spec.id:<{width}}  {spec.family:<9} {flags:<8} {spec.summary}")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    spec = get_spec(args.id)
+    env = gym.make(spec.id)
+    try:
+        info = _spec_summary(spec)
+        info["observation_space"] = str(env.observation_space)
+        info["action_space"] = str(env.action_space)
+        if args.json:
+            print(json.dumps(info, indent=2))
+            return 0
+        for key, value in info.items():
+            print(f"{key:>22}: {value}")
+        doc = type(env.unwrapped).__doc__ or ""
+        print()
+        print(doc.strip())
+    finally:
+        env.close()
+    return 0
+
+
+def rollout(env_id: str, agent_name: str, episodes: int, seed: int) -> dict[str, Any]:
+    """Run ``episodes`` episodes of ``agent_name`` on ``env_id`` with seeds ``seed, seed+1, …``."""
+    spec = get_spec(env_id)
+    if agent_name not in spec.agents:
+        raise ValueError(f"agent must be one of {sorted(spec.agents)} for {env_id}, got {agent_name!r}")
+    if episodes < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    env = gym.make(env_id)
+    agent = load_entry_point(spec.agents[agent_name])(env)
+    returns: list[float] = []
+    lengths: list[int] = []
+    start = time.perf_counter()
+    try:
+        for episode in range(episodes):
+            agent.reset(seed=seed + episode)
+            obs, info = env.reset(seed=seed + episode)
+            total, steps, done = 0.0, 0, False
+            while not done:
+                obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+                total += float(reward)
+                steps += 1
+                done = terminated or truncated
+            returns.append(total)
+            lengths.append(steps)
+    finally:
+        env.close()
+    elapsed = time.perf_counter() - start
+    return {
+        "env_id": env_id,
+        "agent": agent_name,
+        "seeds": [seed + e for e in range(episodes)],
+        "returns": returns,
+        "lengths": lengths,
+        "mean_return": float(np.mean(returns)),
+        "std_return": float(np.std(returns)),
+        "steps_per_second": float(sum(lengths) / elapsed),
+    }
+
+
+def cmd_rollout(args: argparse.Namespace) -> int:
+    result = rollout(args.id, args.agent, args.episodes, args.seed)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"{result['env_id']}  agent={result['agent']}  episodes={len(result['returns'])}")
+    for s, r, n in zip(result["seeds"], result["returns"], result["lengths"], strict=True):
+        print(f"  seed {s:>4}: return {r:10.2f}  ({n} steps)")
+    print(f"mean return {result['mean_return']:.2f} ± {result['std_return']:.2f}")
+    print(f"steps/s     {result['steps_per_second']:.0f}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gymforge", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_list = sub.add_parser("list", help="list every registered id")
+    p_list.add_argument("--json", action="store_true", help="machine-readable output")
+    p_list.set_defaults(func=cmd_list)
+
+    p_info = sub.add_parser("info", help="describe one id: spaces, capabilities, docs")
+    p_info.add_argument("id")
+    p_info.add_argument("--json", action="store_true")
+    p_info.set_defaults(func=cmd_info)
+
+    p_roll = sub.add_parser("rollout", help="run a reference agent for some episodes")
+    p_roll.add_argument("id")
+    p_roll.add_argument("--agent", default="random", help="agent name (see `gymforge info ID`)")
+    p_roll.add_argument("--episodes", type=int, default=1)
+    p_roll.add_argument("--seed", type=int, default=0)
+    p_roll.add_argument("--json", action="store_true")
+    p_roll.set_defaults(func=cmd_rollout)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import gymforge  # noqa: F401 - registers the ids
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ValueError as error:
+        print(f"gymforge: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
