@@ -404,6 +404,7 @@ def write_atomic(path: Path, text: str) -> None:
         handle.write(text)
         temporary = Path(handle.name)
     try:
+        os.chmod(temporary, 0o644)  # NamedTemporaryFile creates 0600
         os.replace(temporary, path)
     except OSError:
         temporary.unlink(missing_ok=True)
@@ -461,7 +462,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"torch.set_num_threads(1) set deliberately (now {torch.get_num_threads()} thread).")
     if skipped:
         print(f"Anchor lineflow-rl skipped: {skipped}.")
-    print(f"Systems: {', '.join(s.name for s in systems)}; {args.episodes} episodes interleaved.")
+    print(
+        f"Systems: {', '.join(s.name for s in systems)}; "
+        f"{args.episodes} episode(s) per system at horizon {SHORT_HORIZON}, interleaved."
+    )
 
     warm_up(systems)
     episodes = run_interleaved(systems, SHORT_HORIZON, args.episodes, print)

@@ -90,8 +90,12 @@ class TorchVectorEnv(VectorEnv):
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[torch.Tensor, dict[str, Any]]:
         """Reset every instance; ``seed=s`` seeds instance ``i`` with ``s + i``."""
-        super().reset(seed=seed)
-        seeds = instance_seeds(seed, self.num_envs, self.np_random)
+        if seed is None:
+            super().reset(seed=None)
+            seeds = instance_seeds(None, self.num_envs, self.np_random)
+        else:
+            seeds = instance_seeds(seed, self.num_envs, self.np_random)  # validates first
+            super().reset(seed=seeds[0])
         everything = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         self.rng.reseed(everything, torch.tensor(seeds, dtype=torch.int64, device=self.device))
         self._reset_instances(everything)
