@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import gymnasium as gym
+import numpy as np
 
 
 class RandomAgent:
@@ -18,7 +18,9 @@ class RandomAgent:
     def __init__(self, env: gym.Env | gym.vector.VectorEnv) -> None:
         space = getattr(env, "single_action_space", None) or env.action_space
         self.action_space = space
-        self._obs_ndim = len((getattr(env, "single_observation_space", None) or env.observation_space).shape)
+        self._obs_ndim = len(
+            (getattr(env, "single_observation_space", None) or env.observation_space).shape
+        )
         self.reset()
 
     def reset(self, seed: int | None = None) -> None:

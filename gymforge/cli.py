@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-import numpy as np
 import gymnasium as gym
+import numpy as np
 
 from gymforge.registry import EnvSpec, all_specs, get_spec, load_entry_point
 
@@ -73,7 +73,9 @@ def rollout(env_id: str, agent_name: str, episodes: int, seed: int) -> dict[str,
     """Run ``episodes`` episodes of ``agent_name`` on ``env_id`` with seeds ``seed, seed+1, …``."""
     spec = get_spec(env_id)
     if agent_name not in spec.agents:
-        raise ValueError(f"agent must be one of {sorted(spec.agents)} for {env_id}, got {agent_name!r}")
+        raise ValueError(
+            f"agent must be one of {sorted(spec.agents)} for {env_id}, got {agent_name!r}"
+        )
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     env = gym.make(env_id)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pickle
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-import gymnasium as gym
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from gymnasium.vector import AutoresetMode
 from stable_baselines3 import PPO
@@ -136,7 +136,11 @@ def test_vector_instance_matches_the_scalar_env_until_its_first_episode_ends(spe
         obs, reward, terminated, truncated, _ = env.step(action)
         batch_action = torch.as_tensor(np.stack([action] * 3))
         vobs, vreward, vterm, vtrunc, _ = venv.step(batch_action)
-        assert (reward, terminated, truncated) == (float(vreward[1]), bool(vterm[1]), bool(vtrunc[1]))
+        assert (reward, terminated, truncated) == (
+            float(vreward[1]),
+            bool(vterm[1]),
+            bool(vtrunc[1]),
+        )
         if terminated or truncated:
             break
         np.testing.assert_array_equal(obs, vobs[1].numpy())
@@ -144,7 +148,9 @@ def test_vector_instance_matches_the_scalar_env_until_its_first_episode_ends(spe
 
 def _sb3_env(spec):
     if spec.capabilities.batched:
-        return as_sb3_vec_env(gym.make_vec(spec.id, num_envs=4, vectorization_mode="vector_entry_point"))
+        return as_sb3_vec_env(
+            gym.make_vec(spec.id, num_envs=4, vectorization_mode="vector_entry_point")
+        )
     return as_sb3_vec_env(
         gym.make_vec(
             spec.id,

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import gymnasium as gym
+import numpy as np
 
 from gymforge.envs.lineflow.features import PROCESSING_TIME_SCALE
 from gymforge.envs.lineflow.spec import AssemblySpec, BufferSpec, LineSpec, SourceSpec
@@ -50,8 +50,12 @@ def optimal_waiting_time(line: LineSpec, assembly_time: float | None = None) -> 
     (out,) = line.outputs_of(assembly.name)
     if assembly_time is None:
         assembly_time = (1 + assembly.processing_std) * assembly.processing_time
-    assembly_cycle = assembly_time + main_in.get_time + component.get_time + (1 + out.put_std) * out.put_time
-    source_cycle = (1 + source.processing_std) * source.processing_time + (1 + component.put_std) * component.put_time
+    assembly_cycle = (
+        assembly_time + main_in.get_time + component.get_time + (1 + out.put_std) * out.put_time
+    )
+    source_cycle = (1 + source.processing_std) * source.processing_time + (
+        1 + component.put_std
+    ) * component.put_time
     return assembly_cycle - source_cycle
 
 
@@ -90,7 +94,9 @@ class OptimalWaitingTimeAgent:
             waiting = optimal_waiting_time(self.line, assembly_time=observed)
         else:
             waiting = np.full(obs.shape[:-1], self._nominal)
-        index = np.clip(np.rint(np.asarray(waiting) / self._step), 0, self._choices - 1).astype(np.int64)
+        index = np.clip(np.rint(np.asarray(waiting) / self._step), 0, self._choices - 1).astype(
+            np.int64
+        )
         action = np.zeros((*obs.shape[:-1], self._n_actions), dtype=np.int64)
         action[..., self._action_index] = index
         return action

@@ -56,7 +56,9 @@ class LineBuilder:
         """Add a :class:`SinkSpec`; returns its name."""
         return self._add(SinkSpec(name, **params))
 
-    def connect(self, upstream: str, downstream: str, kind: BufferKind = "main", **params: Any) -> str:
+    def connect(
+        self, upstream: str, downstream: str, kind: BufferKind = "main", **params: Any
+    ) -> str:
         """Add a buffer from ``upstream`` to ``downstream``; returns the buffer's name."""
         buffer = BufferSpec(upstream, downstream, kind, **params)
         self._buffers.append(buffer)

@@ -43,29 +43,43 @@ def observation_features(spec: LineSpec) -> list[Feature]:
     features: list[Feature] = []
     for station in spec.stations:
         for mode in MODE_NAMES:
-            features.append(Feature(f"{station.name}.mode={mode}", "one-hot", f"{station.name} is {mode}"))
+            features.append(
+                Feature(f"{station.name}.mode={mode}", "one-hot", f"{station.name} is {mode}")
+            )
         if isinstance(station, SourceSpec):
             if station.actionable_waiting_time:
                 largest = (station.waiting_time_choices - 1) * station.waiting_time_step
                 features.append(
-                    Feature(f"{station.name}.waiting_time", f"÷ {largest:g}", "current waiting time")
+                    Feature(
+                        f"{station.name}.waiting_time", f"÷ {largest:g}", "current waiting time"
+                    )
                 )
             if len(station.carrier_specs) > 1:
                 for kind in station.carrier_specs:
                     features.append(
-                        Feature(f"{station.name}.carrier_type={kind}", "one-hot", f"emitting {kind!r}")
+                        Feature(
+                            f"{station.name}.carrier_type={kind}", "one-hot", f"emitting {kind!r}"
+                        )
                     )
         if isinstance(station, (ProcessSpec, AssemblySpec)):
             scale = PROCESSING_TIME_SCALE * station.processing_time
             features.append(
-                Feature(f"{station.name}.processing_time", f"÷ {scale:g}, clipped", "last processing time")
+                Feature(
+                    f"{station.name}.processing_time",
+                    f"÷ {scale:g}, clipped",
+                    "last processing time",
+                )
             )
         if isinstance(station, AssemblySpec):
             features.append(
-                Feature(f"{station.name}.scrap", "count, clipped to 1", "scrapped during the last step")
+                Feature(
+                    f"{station.name}.scrap", "count, clipped to 1", "scrapped during the last step"
+                )
             )
     for buffer in spec.buffers:
-        features.append(Feature(f"{buffer.name}.fill", f"÷ {buffer.capacity}", "carriers on the buffer"))
+        features.append(
+            Feature(f"{buffer.name}.fill", f"÷ {buffer.capacity}", "carriers on the buffer")
+        )
     features.append(Feature("time", "÷ horizon", "simulation time"))
     return features
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import gymnasium as gym
+import numpy as np
 from gymnasium import spaces
 
 from gymforge.core.seeding import MAX_SEED, validate_seed
@@ -95,12 +95,18 @@ class LineFlowEnv(gym.Env):
         elif not isinstance(line, LineSpec):
             raise ValueError(f"line must be a LineSpec, got {type(line).__name__}")
         for name, value in (("horizon", horizon), ("step_size", step_size)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not 0 < value < math.inf
+            ):
                 raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
         if render_mode is not None:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes'] + [None]}, got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes'] + [None]}, got {render_mode!r}"
+            )
         self.line = line
         self.horizon = float(horizon)
         self.step_size = float(step_size)
@@ -122,7 +128,11 @@ class LineFlowEnv(gym.Env):
 
     def set_scrap_factor(self, factor: float) -> None:
         """Weight of a scrapped part in the reward from now on (>= 0)."""
-        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 <= factor < math.inf:
+        if (
+            isinstance(factor, bool)
+            or not isinstance(factor, (int, float))
+            or not 0 <= factor < math.inf
+        ):
             raise ValueError(f"scrap_factor must be a finite number >= 0, got {factor!r}")
         self.scrap_factor = float(factor)
 

@@ -27,7 +27,10 @@ def waiting_time(
     """
     line = LineBuilder("waiting_time", scrap_factor=scrap_factor)
     line.source(
-        "S_main", processing_time=0.0, carrier_capacity=2, actionable_waiting_time=False,
+        "S_main",
+        processing_time=0.0,
+        carrier_capacity=2,
+        actionable_waiting_time=False,
         unlimited_carriers=True,
     )
     line.source(
@@ -36,13 +39,17 @@ def waiting_time(
         waiting_time=0.0,
         waiting_time_step=1.0,
         carrier_capacity=1,
-        carrier_specs={"carrier": {"Part": {"Assembly": {"assembly_condition": assembly_condition}}}},
+        carrier_specs={
+            "carrier": {"Part": {"Assembly": {"assembly_condition": assembly_condition}}}
+        },
         unlimited_carriers=True,
         actionable_waiting_time=True,
     )
     line.assembly("Assembly", processing_time=20.0, nok_part_error_time=5.0)
     line.sink("Sink", processing_time=0.0)
-    line.connect("S_component", "Assembly", kind="component", capacity=3, transition_time=transition_time)
+    line.connect(
+        "S_component", "Assembly", kind="component", capacity=3, transition_time=transition_time
+    )
     line.connect("S_main", "Assembly", capacity=2, transition_time=2.0)
     line.connect("Assembly", "Sink", capacity=2, transition_time=2.0)
     return line.build()

@@ -274,7 +274,9 @@ class Assembly(Station):
                         yield from buffer_return.put(component)
             self.mode = WORKING
             parts = [part for component in joined for part in component.parts]
-            time = self.sample_time(self.spec.processing_time + self.sim.extra_time(parts, self.name))
+            time = self.sample_time(
+                self.spec.processing_time + self.sim.extra_time(parts, self.name)
+            )
             yield self.env.timeout(time)
             self.last_processing_time = time
             carrier.parts.extend(parts)
@@ -331,9 +333,15 @@ class LineSimulation:
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(seed)
         self.buffers = {b.name: Buffer(self.env, b, self.rng) for b in spec.buffers}
-        self.input_of = {b.downstream: self.buffers[b.name] for b in spec.buffers if b.kind != "component"}
-        self.output_of = {b.upstream: self.buffers[b.name] for b in spec.buffers if b.kind != "return"}
-        self.return_of = {b.upstream: self.buffers[b.name] for b in spec.buffers if b.kind == "return"}
+        self.input_of = {
+            b.downstream: self.buffers[b.name] for b in spec.buffers if b.kind != "component"
+        }
+        self.output_of = {
+            b.upstream: self.buffers[b.name] for b in spec.buffers if b.kind != "return"
+        }
+        self.return_of = {
+            b.upstream: self.buffers[b.name] for b in spec.buffers if b.kind == "return"
+        }
         self.components_of: dict[str, list[Buffer]] = {}
         for b in spec.buffers:
             if b.kind == "component":

@@ -87,17 +87,33 @@ class SourceSpec:
     def __post_init__(self) -> None:
         _check_name("source", self.name)
         owner = f"source {self.name!r}"
-        _check_non_negative(owner, processing_time=self.processing_time, waiting_time=self.waiting_time)
-        _check_probability(owner, processing_std=self.processing_std, nok_probability=self.nok_probability)
-        if not isinstance(self.waiting_time_step, (int, float)) or not 0 < self.waiting_time_step < 100:
-            raise ValueError(f"{owner}.waiting_time_step must be in (0, 100), got {self.waiting_time_step!r}")
+        _check_non_negative(
+            owner, processing_time=self.processing_time, waiting_time=self.waiting_time
+        )
+        _check_probability(
+            owner, processing_std=self.processing_std, nok_probability=self.nok_probability
+        )
+        if (
+            not isinstance(self.waiting_time_step, (int, float))
+            or not 0 < self.waiting_time_step < 100
+        ):
+            raise ValueError(
+                f"{owner}.waiting_time_step must be in (0, 100), got {self.waiting_time_step!r}"
+            )
         if not self.waiting_time < 100:
             raise ValueError(f"{owner}.waiting_time must be in [0, 100), got {self.waiting_time!r}")
         if not self.carrier_capacity >= 1:
-            raise ValueError(f"{owner}.carrier_capacity must be >= 1, got {self.carrier_capacity!r}")
+            raise ValueError(
+                f"{owner}.carrier_capacity must be >= 1, got {self.carrier_capacity!r}"
+            )
         if not isinstance(self.carrier_min_creation, int) or self.carrier_min_creation < 1:
-            raise ValueError(f"{owner}.carrier_min_creation must be an int >= 1, got {self.carrier_min_creation!r}")
-        if self.carrier_max_creation is not None and self.carrier_max_creation < self.carrier_min_creation:
+            raise ValueError(
+                f"{owner}.carrier_min_creation must be an int >= 1, got {self.carrier_min_creation!r}"
+            )
+        if (
+            self.carrier_max_creation is not None
+            and self.carrier_max_creation < self.carrier_min_creation
+        ):
             raise ValueError(
                 f"{owner}.carrier_max_creation must be >= carrier_min_creation "
                 f"({self.carrier_min_creation}), got {self.carrier_max_creation!r}"
@@ -115,7 +131,9 @@ class SourceSpec:
                     for key, value in values.items():
                         where = f"{owner}.carrier_specs[{carrier!r}][{part!r}][{station!r}]"
                         if key not in PART_SPEC_KEYS:
-                            raise ValueError(f"{where} has unknown key {key!r}; allowed: {PART_SPEC_KEYS}")
+                            raise ValueError(
+                                f"{where} has unknown key {key!r}; allowed: {PART_SPEC_KEYS}"
+                            )
                         if key == "error_probability":
                             _check_probability(where, **{key: value})
                         else:
@@ -181,7 +199,9 @@ class AssemblySpec:
         _check_name("assembly", self.name)
         owner = f"assembly {self.name!r}"
         _check_non_negative(
-            owner, processing_time=self.processing_time, nok_part_error_time=self.nok_part_error_time
+            owner,
+            processing_time=self.processing_time,
+            nok_part_error_time=self.nok_part_error_time,
         )
         _check_probability(owner, processing_std=self.processing_std)
 
@@ -246,10 +266,17 @@ class BufferSpec:
         owner = f"buffer {self.name!r}"
         if self.kind not in BUFFER_KINDS:
             raise ValueError(f"{owner}.kind must be one of {BUFFER_KINDS}, got {self.kind!r}")
-        if isinstance(self.capacity, bool) or not isinstance(self.capacity, int) or self.capacity < 1:
+        if (
+            isinstance(self.capacity, bool)
+            or not isinstance(self.capacity, int)
+            or self.capacity < 1
+        ):
             raise ValueError(f"{owner}.capacity must be an int >= 1, got {self.capacity!r}")
         _check_non_negative(
-            owner, transition_time=self.transition_time, put_time=self.put_time, get_time=self.get_time
+            owner,
+            transition_time=self.transition_time,
+            put_time=self.put_time,
+            get_time=self.get_time,
         )
         _check_probability(owner, put_std=self.put_std)
 
@@ -332,13 +359,19 @@ class LineSpec:
         n_comp = len(self.components_of(station.name))
         n_ret = len(self.returns_of(station.name))
         if n_in > 1 or n_out > 1 or n_ret > 1:
-            raise ValueError(f"{owner} may have at most one input, one output and one return buffer")
+            raise ValueError(
+                f"{owner} may have at most one input, one output and one return buffer"
+            )
         needs_in = not (isinstance(station, SourceSpec) and station.unlimited_carriers)
         needs_out = not isinstance(station, SinkSpec)
         if needs_in and n_in == 0:
-            raise ValueError(f"{owner} needs an input buffer (a buffer with downstream={station.name!r})")
+            raise ValueError(
+                f"{owner} needs an input buffer (a buffer with downstream={station.name!r})"
+            )
         if needs_out and n_out == 0:
-            raise ValueError(f"{owner} needs an output buffer (a buffer with upstream={station.name!r})")
+            raise ValueError(
+                f"{owner} needs an output buffer (a buffer with upstream={station.name!r})"
+            )
         if isinstance(station, AssemblySpec) and n_comp == 0:
             raise ValueError(f"{owner} needs at least one buffer of kind='component'")
 
@@ -376,7 +409,11 @@ class LineSpec:
 
     def replace(self, **changes: Any) -> LineSpec:
         """A copy with some fields changed (validated again)."""
-        fields = {"name": self.name, "stations": self.stations, "buffers": self.buffers,
-                  "scrap_factor": self.scrap_factor}
+        fields = {
+            "name": self.name,
+            "stations": self.stations,
+            "buffers": self.buffers,
+            "scrap_factor": self.scrap_factor,
+        }
         fields.update(changes)
         return LineSpec(**fields)

@@ -18,7 +18,9 @@ def initial_state(
     return ProbeState(target=target, steps=zeros, mistakes=zeros.clone())
 
 
-def reset_where(config: ProbeConfig, state: ProbeState, mask: torch.Tensor, rng: InstanceRNG) -> ProbeState:
+def reset_where(
+    config: ProbeConfig, state: ProbeState, mask: torch.Tensor, rng: InstanceRNG
+) -> ProbeState:
     """Replace the instances selected by ``mask`` (B,) with fresh episodes."""
     fresh = initial_state(config, rng, where=mask)
     return ProbeState(

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch
-import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
@@ -57,7 +57,7 @@ class SB3VecEnv(VecEnv):
         self.reset_infos = self._split_info(info)
         return _to_numpy(obs)
 
-    def seed(self, seed: int | None = None) -> Sequence[None | int]:
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
         if seed is None:
             return [None] * self.num_envs
         self._seeds = [seed + i for i in range(self.num_envs)]
@@ -125,7 +125,11 @@ class SB3VecEnv(VecEnv):
             setattr(envs[i], attr_name, value)
 
     def env_method(
-        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
     ) -> list[Any]:
         envs = getattr(self.vector_env, "envs", None)
         if envs is None:

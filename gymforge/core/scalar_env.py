@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch
-import gymnasium as gym
 
 from gymforge.core.seeding import MAX_SEED
 from gymforge.core.vector_env import TorchVectorEnv

@@ -51,7 +51,9 @@ def validate_seed(seed: object, field: str = "seed") -> int:
     return int(seed)
 
 
-def instance_seeds(seed: int | list[int] | None, num_envs: int, rng: np.random.Generator) -> list[int]:
+def instance_seeds(
+    seed: int | list[int] | None, num_envs: int, rng: np.random.Generator
+) -> list[int]:
     """Expand a reset ``seed`` into one seed per instance.
 
     ``None`` draws fresh seeds from ``rng``; an int ``s`` gives instances ``s, s+1, …`` (the

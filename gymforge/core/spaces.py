@@ -41,8 +41,10 @@ def validate_batched_action(
     if action.dtype.is_floating_point or action.dtype == torch.bool:
         raise ValueError(f"{field} must hold integers, got dtype {action.dtype}")
     start = torch.as_tensor(np.asarray(space.start), device=action.device)
-    n = torch.as_tensor(np.asarray(space.n if isinstance(space, spaces.Discrete) else space.nvec),
-                        device=action.device)
+    n = torch.as_tensor(
+        np.asarray(space.n if isinstance(space, spaces.Discrete) else space.nvec),
+        device=action.device,
+    )
     bad = (action < start) | (action >= start + n)
     if bad.any():
         i = _first_bad(bad)

@@ -63,7 +63,11 @@ class TorchVectorEnv(VectorEnv):
         device: torch.device | str = "cpu",
         autoreset: bool = True,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        if (
+            isinstance(num_envs, bool)
+            or not isinstance(num_envs, (int, np.integer))
+            or num_envs < 1
+        ):
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         self.num_envs = int(num_envs)
         self.device = torch.device(device)

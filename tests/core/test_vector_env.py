@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-import gymnasium as gym
 from stable_baselines3 import PPO
 
 from gymforge.core.sb3 import as_sb3_vec_env
@@ -42,15 +42,15 @@ def test_core__probe_truncates_at_max_steps_with_perfect_play():
 def test_core__same_step_autoreset_reports_final_obs_and_starts_a_new_episode():
     venv = ProbeVecEnv(num_envs=2, n_targets=4, max_steps=3, patience=10)
     obs, _ = venv.reset(seed=0)
-    for step in range(3):
-        obs, reward, terminated, truncated, info = venv.step(torch.zeros(2, dtype=torch.long))
+    for _ in range(3):
+        obs, _, terminated, truncated, info = venv.step(torch.zeros(2, dtype=torch.long))
     assert truncated.all() and not terminated.any()
     assert info["_final_obs"].all()
     # the final observation shows the full elapsed time, the new one a fresh episode
     assert torch.all(info["final_obs"][:, 4] == 1.0)
     assert torch.all(obs[:, 4] == 0.0) and torch.all(obs[:, 5] == 0.0)
     assert torch.equal(info["final_info"]["mistakes"], info["mistakes"])
-    obs, *_ , info = venv.step(torch.zeros(2, dtype=torch.long))
+    obs, *_, info = venv.step(torch.zeros(2, dtype=torch.long))
     assert "final_obs" not in info
     assert torch.all(obs[:, 4] == 1 / 3)
 
@@ -143,7 +143,9 @@ def test_core__sb3_adapter_refuses_next_step_autoreset():
 def test_core__ppo_learns_the_probe_env_through_the_adapter():
     """PPO must clearly beat chance (0.25 per step) on the probe env: the adapter carries signal."""
     vec = as_sb3_vec_env(ProbeVecEnv(num_envs=8, n_targets=4, max_steps=16, patience=16))
-    model = PPO("MlpPolicy", vec, n_steps=64, batch_size=256, learning_rate=3e-3, seed=0, device="cpu")
+    model = PPO(
+        "MlpPolicy", vec, n_steps=64, batch_size=256, learning_rate=3e-3, seed=0, device="cpu"
+    )
     model.learn(total_timesteps=8192)
     env = ProbeEnv(n_targets=4, max_steps=16, patience=16)
     obs, _ = env.reset(seed=123)

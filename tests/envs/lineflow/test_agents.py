@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
-import gymnasium as gym
 
 from gymforge.agents.lineflow import OptimalWaitingTimeAgent, optimal_waiting_time
 from gymforge.envs.lineflow.scenarios import waiting_time
@@ -13,7 +13,9 @@ from gymforge.envs.lineflow.scenarios import waiting_time
 def test_lineflow__closed_form_waiting_time_is_18_point_5_on_the_reference_line():
     assert optimal_waiting_time(waiting_time()) == 18.5
     # a slower component source needs proportionally less waiting
-    assert optimal_waiting_time(waiting_time(processing_time_source=10)) == pytest.approx(18.5 - 1.1 * 5)
+    assert optimal_waiting_time(waiting_time(processing_time_source=10)) == pytest.approx(
+        18.5 - 1.1 * 5
+    )
 
 
 def test_lineflow__optimal_controller_reaches_150_to_165_over_seeds_0_to_4():

@@ -6,7 +6,14 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from gymforge.envs.lineflow import BufferSpec, LineBuilder, LineFlowEnv, LineSpec, SinkSpec, SourceSpec
+from gymforge.envs.lineflow import (
+    BufferSpec,
+    LineBuilder,
+    LineFlowEnv,
+    LineSpec,
+    SinkSpec,
+    SourceSpec,
+)
 
 
 def simple_line(**buffer_params) -> LineSpec:
@@ -27,14 +34,21 @@ def test_lineflow__negative_capacity_is_rejected():
 @pytest.mark.parametrize("kind", ["source", "process", "assembly", "sink"])
 def test_lineflow__negative_processing_time_is_rejected(kind):
     line = LineBuilder("bad")
-    with pytest.raises(ValueError, match=rf"{kind} 'X'.processing_time must be a number >= 0, got -1"):
+    with pytest.raises(
+        ValueError, match=rf"{kind} 'X'.processing_time must be a number >= 0, got -1"
+    ):
         getattr(line, kind)("X", processing_time=-1)
 
 
 def test_lineflow__a_buffer_that_connects_nothing_is_rejected():
     source = SourceSpec("S", unlimited_carriers=True)
-    with pytest.raises(ValueError, match=r"buffer 'Buffer_S_to_Nowhere'.downstream must name a station.*allowed: \['S', 'Sink'\]"):
-        LineSpec("bad", (source, SinkSpec("Sink")), (BufferSpec("S", "Sink"), BufferSpec("S", "Nowhere")))
+    with pytest.raises(
+        ValueError,
+        match=r"buffer 'Buffer_S_to_Nowhere'.downstream must name a station.*allowed: \['S', 'Sink'\]",
+    ):
+        LineSpec(
+            "bad", (source, SinkSpec("Sink")), (BufferSpec("S", "Sink"), BufferSpec("S", "Nowhere"))
+        )
 
 
 def test_lineflow__a_station_without_its_input_is_rejected():
@@ -60,7 +74,11 @@ def test_lineflow__duplicate_names_and_unknown_buffer_kinds_are_rejected():
 
 def test_lineflow__carrier_specs_may_only_name_stations_of_the_line():
     line = LineBuilder("bad")
-    line.source("S", unlimited_carriers=True, carrier_specs={"c": {"p": {"Ghost": {"extra_processing_time": 1}}}})
+    line.source(
+        "S",
+        unlimited_carriers=True,
+        carrier_specs={"c": {"p": {"Ghost": {"extra_processing_time": 1}}}},
+    )
     line.sink("Sink")
     line.connect("S", "Sink")
     with pytest.raises(ValueError, match=r"names unknown stations \['Ghost'\]"):
@@ -83,9 +101,9 @@ def test_lineflow__unknown_scenario_lists_the_known_ones():
 )
 def test_lineflow__invalid_actions_raise_before_the_line_moves(action, message):
     env = LineFlowEnv()
-    obs, _ = env.reset(seed=0)
+    env.reset(seed=0)
     for _ in range(30):
-        obs, *_ = env.step(np.array([10]))
+        env.step(np.array([10]))
     with pytest.raises(ValueError, match=message):
         env.step(action)
     assert env._step_count == 30
@@ -97,7 +115,9 @@ def test_lineflow__invalid_actions_raise_before_the_line_moves(action, message):
     np.testing.assert_array_equal(after, expected)
 
 
-@pytest.mark.parametrize(("field", "value"), [("horizon", 0), ("step_size", -1.0), ("reward", "fun")])
+@pytest.mark.parametrize(
+    ("field", "value"), [("horizon", 0), ("step_size", -1.0), ("reward", "fun")]
+)
 def test_lineflow__bad_env_arguments_are_rejected(field, value):
     with pytest.raises(ValueError, match=field):
         LineFlowEnv(**{field: value})
