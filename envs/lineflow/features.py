@@ -87,11 +87,3 @@ def observation_features(spec: LineSpec) -> list[Feature]:
 def action_nvec(spec: LineSpec) -> np.ndarray:
     """Number of choices of each action (one per actionable source)."""
     return np.array([s.waiting_time_choices for s in spec.actionable_sources], dtype=np.int64)
-
-
-def space_table(spec: LineSpec) -> str:
-    """The observation space of ``spec`` as a Markdown table (used by the generated docs)."""
-    rows = ["| Index | Name | Unit | Min | Max |", "|---|---|---|---|---|"]
-    for i, feature in enumerate(observation_features(spec)):
-        rows.append(f"| {i} | `{feature.name}` | {feature.unit} | 0 | 1 |")
-    return "\n".join(rows)

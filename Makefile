@@ -1,0 +1,34 @@
+# Every target sets up .venv first (scripts/setup.sh is idempotent).
+PY := .venv/bin/python
+
+.PHONY: setup demo test test-all lint format bench docs clean
+
+setup:
+	@scripts/setup.sh
+
+demo: setup
+	$(PY) -m gymforge.demo
+
+test: setup
+	$(PY) -m pytest
+
+test-all: setup  ## includes tests marked slow
+	$(PY) -m pytest -m "not gpu"
+
+lint: setup
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+
+format: setup
+	.venv/bin/ruff format .
+	.venv/bin/ruff check --fix .
+
+bench:
+	@EXTRAS=dev,anchors scripts/setup.sh
+	$(PY) benchmarks/lineflow_scalar.py
+
+docs: setup
+	$(PY) -m gymforge.docs
+
+clean:
+	rm -rf .venv build dist *.egg-info demo_output .pytest_cache .ruff_cache

@@ -1,0 +1,109 @@
+"""Generate ``docs/envs/<id>.md`` and ``docs/envs/index.md`` from the registry.
+
+Each page is the env class's docstring (the docs *are* the docstrings) plus what the registry
+knows: capabilities, default kwargs, reference agents, and the concrete spaces of the id.
+Run ``python -m gymforge.docs`` (or ``make docs``); a test checks the pages are up to date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import gymnasium as gym
+
+from gymforge.registry import EnvSpec, all_specs
+
+REQUIRED_HEADINGS = (
+    "Description",
+    "Action Space",
+    "Observation Space",
+    "Rewards",
+    "Starting State",
+    "Episode End",
+    "Arguments",
+    "Version History",
+)
+
+
+def render_page(spec: EnvSpec) -> str:
+    env = gym.make(spec.id)
+    base = env.unwrapped
+    caps = spec.capabilities
+    lines = [
+        f"# {spec.id}",
+        "",
+        spec.summary,
+        "",
+        "| | |",
+        "|---|---|",
+        f"| family | `{spec.family}` |",
+        f"| entry point | `{spec.entry_point}` |",
+        f"| vector entry point | `{spec.vector_entry_point}` |",
+        f"| default kwargs | `{dict(spec.kwargs)}` |",
+        f"| batched (torch) | {caps.batched} on {', '.join(caps.devices)} |",
+        f"| render modes | {', '.join(caps.render_modes) or 'none'} |",
+        f"| reference agents | {', '.join(f'`{a}`' for a in spec.agents)} |",
+        f"| observation space | `{env.observation_space}` |",
+        f"| action space | `{env.action_space}` |",
+        "",
+    ]
+    doc = inspect.cleandoc(type(base).__doc__ or "")
+    lines += [doc, ""]
+    features = getattr(base, "features", None)
+    if features:
+        lines += [f"## Observation features of `{spec.id}`", ""]
+        lines += ["| Index | Name | Unit | Min | Max |", "|---|---|---|---|---|"]
+        low, high = env.observation_space.low, env.observation_space.high
+        for i, feature in enumerate(features):
+            lines.append(f"| {i} | `{feature.name}` | {feature.unit} | {low[i]:g} | {high[i]:g} |")
+        lines.append("")
+    env.close()
+    return "\n".join(lines)
+
+
+def render_index(specs: Sequence[EnvSpec]) -> str:
+    lines = ["# Environments", "", "Generated from `gymforge/registry.py`.", ""]
+    lines += ["| id | family | batched | summary |", "|---|---|---|---|"]
+    for spec in specs:
+        batched = "yes" if spec.capabilities.batched else "no"
+        lines.append(f"| [{spec.id}]({spec.id}.md) | {spec.family} | {batched} | {spec.summary} |")
+    return "\n".join(lines) + "\n"
+
+
+def expected_pages() -> dict[str, str]:
+    """File name → content of every generated page."""
+    specs = [s for s in all_specs() if not s.capabilities.multi_agent]
+    pages = {f"{s.id}.md": render_page(s) for s in specs}
+    pages["index.md"] = render_index(specs)
+    return pages
+
+
+def write_pages(out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, content in expected_pages().items():
+        path = out / name
+        tmp = path.with_suffix(".md.tmp")
+        tmp.write_text(content, encoding="utf-8")
+        os.replace(tmp, path)
+        written.append(path)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import gymforge  # noqa: F401 - registers the ids
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("docs/envs"))
+    args = parser.parse_args(argv)
+    for path in write_pages(args.out):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""The registry reaches Gymnasium, and the CLI enumerates it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import gymnasium as gym
+import pytest
+
+from gymforge.cli import main
+from gymforge.registry import all_specs, get_spec, load_entry_point
+
+
+def test_registry__gymforge_prefix_works_without_a_prior_import():
+    code = "import gymnasium as gym; env = gym.make('gymforge:LineFlow-v0'); print(env.spec.id)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "LineFlow-v0"
+
+
+@pytest.mark.parametrize("spec", all_specs(), ids=[s.id for s in all_specs()])
+def test_registry__every_row_is_registered_and_its_entry_points_load(spec):
+    assert spec.id in gym.registry
+    for entry in (spec.entry_point, spec.vector_entry_point, *spec.agents.values()):
+        if entry is not None:
+            assert callable(load_entry_point(entry))
+
+
+def test_registry__unknown_ids_list_the_registered_ones():
+    with pytest.raises(ValueError, match="registered: \\['LineFlow-v0'"):
+        get_spec("LineFlow-v9")
+
+
+def test_cli__list_json_enumerates_the_registry(capsys):
+    assert main(["list", "--json"]) == 0
+    listed = [row["id"] for row in json.loads(capsys.readouterr().out)]
+    assert listed == [s.id for s in all_specs()]
+
+
+def test_cli__rollout_json_reports_returns_and_speed(capsys):
+    assert (
+        main(
+            [
+                "rollout",
+                "LineFlow-WaitingTime-v0",
+                "--agent",
+                "optimal",
+                "--episodes",
+                "2",
+                "--seed",
+                "0",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    assert result["seeds"] == [0, 1]
+    assert len(result["returns"]) == 2 and result["lengths"] == [4000, 4000]
+    assert result["mean_return"] == pytest.approx(sum(result["returns"]) / 2)
+    assert 150 <= result["mean_return"] <= 165
+    assert result["steps_per_second"] > 0
+
+
+def test_cli__rollout_text_prints_each_episode(capsys):
+    assert main(["rollout", "Probe-Match-v0", "--episodes", "3", "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("seed") == 3 and "mean return" in out and "steps/s" in out
+
+
+def test_cli__unknown_agent_is_a_clear_error(capsys):
+    assert main(["rollout", "Probe-Match-v0", "--agent", "optimal"]) == 2
+    assert "agent must be one of ['random']" in capsys.readouterr().err
+
+
+def test_cli__info_shows_spaces_and_docs(capsys):
+    assert main(["info", "LineFlow-WaitingTime-v0"]) == 0
+    out = capsys.readouterr().out
+    assert "MultiDiscrete([100])" in out and "## Observation Space" in out
