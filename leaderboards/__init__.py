@@ -1,1 +1,1 @@
-"""placeholder"""
+"""File-based leaderboards: protocols, evaluator, renderer; filled by later issues."""
