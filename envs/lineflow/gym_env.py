@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gymforge.core.seeding import MAX_SEED, validate_seed
+from gymforge.core.seeds import MAX_SEED, validate_seed
 from gymforge.envs.lineflow.features import action_nvec, observation_features
 from gymforge.envs.lineflow.scenarios import SCENARIOS, make_scenario
 from gymforge.envs.lineflow.simpy_engine import LineSimulation

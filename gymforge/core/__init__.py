@@ -1,7 +1,10 @@
-"""Core adapters shared by every family: batched torch vector env, scalar view, SB3 view, seeding."""
+"""Core adapters shared by every family.
 
-from gymforge.core.scalar_env import TorchScalarEnv
-from gymforge.core.seeding import InstanceRNG
-from gymforge.core.vector_env import StepOutput, TorchVectorEnv
+- :mod:`gymforge.core.vector_env`: ``TorchVectorEnv``, the batched base (SAME_STEP autoreset);
+- :mod:`gymforge.core.scalar_env`: ``TorchScalarEnv``, the ``gym.Env`` view at batch size one;
+- :mod:`gymforge.core.sb3`: ``as_sb3_vec_env``, an SB3 ``VecEnv`` over any SAME_STEP vector env;
+- :mod:`gymforge.core.seeding` / :mod:`gymforge.core.seeds`: per-instance random streams and seeds;
+- :mod:`gymforge.core.conformance`: checks that third-party envs can run too.
 
-__all__ = ["InstanceRNG", "StepOutput", "TorchScalarEnv", "TorchVectorEnv"]
+Nothing is imported here, so torch-free users (the SimPy LineFlow engine) never load torch.
+"""

@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from gymforge.core.seeding import MAX_SEED
+from gymforge.core.seeds import MAX_SEED
 from gymforge.core.vector_env import TorchVectorEnv
 
 

@@ -24,7 +24,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from gymforge.core.seeding import InstanceRNG, instance_seeds
+from gymforge.core.seeding import InstanceRNG
+from gymforge.core.seeds import instance_seeds
 from gymforge.core.spaces import as_action_tensor, validate_batched_action
 
 

@@ -1,0 +1,37 @@
+"""Seed validation and per-instance seed expansion, without torch (the SimPy engine uses it)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+MAX_SEED = 2**63 - 1
+
+
+def validate_seed(seed: object, field: str = "seed") -> int:
+    """Return ``seed`` as an int, or raise ``ValueError`` naming ``field`` and the allowed range."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"{field} must be an int in [0, {MAX_SEED}] or None, got {seed!r}")
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise ValueError(f"{field} must be in [0, {MAX_SEED}], got {seed}")
+    return int(seed)
+
+
+def instance_seeds(
+    seed: int | list[int] | None, num_envs: int, rng: np.random.Generator
+) -> list[int]:
+    """Expand a reset ``seed`` into one seed per instance.
+
+    ``None`` draws fresh seeds from ``rng``; an int ``s`` gives instances ``s, s+1, …`` (the
+    convention of Gymnasium's vector envs, so instance ``i`` of a batch seeded with ``s`` equals a
+    single env seeded with ``s+i``); a list gives each instance its own seed.
+    """
+    if seed is None:
+        return [int(s) for s in rng.integers(0, 2**62, size=num_envs)]
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        if len(seed) != num_envs:
+            raise ValueError(f"seed list must have num_envs={num_envs} entries, got {len(seed)}")
+        return [validate_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
+    base = validate_seed(seed)
+    if base + num_envs - 1 > MAX_SEED:
+        raise ValueError(f"seed must be at most {MAX_SEED - num_envs + 1} for num_envs={num_envs}")
+    return [base + i for i in range(num_envs)]
