@@ -20,7 +20,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymforge.envs.lineflow.features import PROCESSING_TIME_SCALE
+from gymforge.envs.lineflow.features import action_slots, timed_scale
 from gymforge.envs.lineflow.spec import AssemblySpec, BufferSpec, LineSpec, SourceSpec
 
 
@@ -76,9 +76,10 @@ class OptimalWaitingTimeAgent:
         source, assembly, _ = _waiting_time_layout(line)
         names = [f.name for f in base.features]
         self._time_index = names.index(f"{assembly.name}.processing_time")
-        self._time_scale = PROCESSING_TIME_SCALE * assembly.processing_time
-        self._action_index = [s.name for s in line.actionable_sources].index(source.name)
-        self._n_actions = len(line.actionable_sources)
+        self._time_scale = timed_scale(assembly)
+        slots = action_slots(line)
+        self._action_index = [(s.owner, s.kind) for s in slots].index((source.name, "waiting_time"))
+        self._n_actions = len(slots)
         self._step = source.waiting_time_step
         self._choices = source.waiting_time_choices
         # Every other actionable source keeps waiting time 0.

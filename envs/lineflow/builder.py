@@ -20,10 +20,14 @@ from gymforge.envs.lineflow.spec import (
     BufferKind,
     BufferSpec,
     LineSpec,
+    MagazineSpec,
     ProcessSpec,
+    SequentialProcessSpec,
     SinkSpec,
     SourceSpec,
     StationSpec,
+    SwitchSpec,
+    WorkerPoolSpec,
 )
 
 
@@ -35,6 +39,7 @@ class LineBuilder:
         self.scrap_factor = scrap_factor
         self._stations: list[StationSpec] = []
         self._buffers: list[BufferSpec] = []
+        self._pools: list[WorkerPoolSpec] = []
 
     def _add(self, station: StationSpec) -> str:
         self._stations.append(station)
@@ -56,6 +61,23 @@ class LineBuilder:
         """Add a :class:`SinkSpec`; returns its name."""
         return self._add(SinkSpec(name, **params))
 
+    def sequential_process(self, name: str, **params: Any) -> str:
+        """Add a :class:`SequentialProcessSpec`; returns its name."""
+        return self._add(SequentialProcessSpec(name, **params))
+
+    def switch(self, name: str, **params: Any) -> str:
+        """Add a :class:`SwitchSpec`; returns its name."""
+        return self._add(SwitchSpec(name, **params))
+
+    def magazine(self, name: str, **params: Any) -> str:
+        """Add a :class:`MagazineSpec`; returns its name."""
+        return self._add(MagazineSpec(name, **params))
+
+    def worker_pool(self, name: str, n_workers: int, **params: Any) -> str:
+        """Add a :class:`WorkerPoolSpec`; stations join it with ``worker_pool=name``."""
+        self._pools.append(WorkerPoolSpec(name, n_workers, **params))
+        return name
+
     def connect(
         self, upstream: str, downstream: str, kind: BufferKind = "main", **params: Any
     ) -> str:
@@ -65,4 +87,10 @@ class LineBuilder:
         return buffer.name
 
     def build(self) -> LineSpec:
-        return LineSpec(self.name, tuple(self._stations), tuple(self._buffers), self.scrap_factor)
+        return LineSpec(
+            self.name,
+            tuple(self._stations),
+            tuple(self._buffers),
+            tuple(self._pools),
+            self.scrap_factor,
+        )

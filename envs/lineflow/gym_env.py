@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gymforge.core.seeds import MAX_SEED, validate_seed
-from gymforge.envs.lineflow.features import action_nvec, observation_features
+from gymforge.envs.lineflow.features import action_nvec, action_slots, observation_features
 from gymforge.envs.lineflow.scenarios import SCENARIOS, make_scenario
 from gymforge.envs.lineflow.simpy_engine import LineSimulation
 from gymforge.envs.lineflow.spec import LineSpec
@@ -118,9 +118,9 @@ class LineFlowEnv(gym.Env):
             self.set_scrap_factor(scrap_factor)
         self.features = observation_features(line)
         self.observation_space = spaces.Box(0.0, 1.0, (len(self.features),), np.float32)
+        self.action_slots = action_slots(line)
         self._nvec = action_nvec(line)
         self.action_space = spaces.MultiDiscrete(self._nvec)
-        self._steps_of_waiting = np.array([s.waiting_time_step for s in line.actionable_sources])
         self._obs = np.zeros(len(self.features), dtype=np.float32)
         self._sim: LineSimulation | None = None
         self._seed = 0
@@ -165,7 +165,7 @@ class LineFlowEnv(gym.Env):
     def _advance(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         sim = self._sim
         assert sim is not None
-        sim.set_waiting_times((action * self._steps_of_waiting).tolist())
+        sim.apply_action(action.tolist())
         self._step_count += 1
         alive = sim.run_until(min(self._step_count * self.step_size, self.horizon))
         parts, scrap = sim.n_parts, sim.n_scrap
@@ -185,7 +185,7 @@ class LineFlowEnv(gym.Env):
         if np.any(array < 0) or np.any(array >= self._nvec):
             raise ValueError(
                 f"action must lie in [0, {(self._nvec - 1).tolist()}] per entry "
-                f"(waiting-time choices of {[s.name for s in self.line.actionable_sources]}), got {array.tolist()}"
+                f"({[slot.name for slot in self.action_slots]}), got {array.tolist()}"
             )
         return array.astype(np.int64)
 
