@@ -76,7 +76,99 @@ class EnvSpec:
 
 
 _LINEFLOW_ENV = "gymforge.envs.lineflow.gym_env:LineFlowEnv"
-_WT_OPTIMAL = "gymforge.agents.lineflow.waiting_time:OptimalWaitingTimeAgent"
+_LINEFLOW_AGENTS = "gymforge.agents.lineflow"
+_LINEFLOW_CAPABILITIES = Capabilities(render_modes=("rgb_array", "human"))
+
+# id suffix, scenario, scenario kwargs, summary, reference agents (CLI name -> class)
+_LINEFLOW_ROWS: tuple[tuple[str, str, dict[str, Any], str, dict[str, str]], ...] = (
+    (
+        "WaitingTime",
+        "waiting_time",
+        {},
+        "time a component source so parts neither starve nor expire",
+        {"optimal": "OptimalWaitingTimeAgent"},
+    ),
+    (
+        "WaitingTimeJump",
+        "waiting_time_jump",
+        {},
+        "WaitingTime with a seeded temporary assembly slowdown",
+        {"heuristic": "LastObservationAgent"},
+    ),
+    (
+        "PartDistribution",
+        "part_distribution",
+        {"n_processes": 5},
+        "route parts over k parallel processes (k=5)",
+        {"greedy": "GreedyRoutingAgent", "optimal_share": "OptimalShareAgent"},
+    ),
+    (
+        "WorkerAssignment",
+        "worker_assignment",
+        {"n_assemblies": 3},
+        "assign 3k workers to k assemblies (k=3)",
+        {"best_partition": "BestPartitionAgent"},
+    ),
+    (
+        "ComplexLine",
+        "complex_line",
+        {"n_assemblies": 3},
+        "workers, routing and source timing together (k=3)",
+        {"heuristic": "ComplexLineHeuristicAgent"},
+    ),
+    (
+        "PartDependentProcess",
+        "part_dependent_process",
+        {},
+        "carrier types with part-dependent times",
+        {},
+    ),
+    ("SimpleLine", "simple_line", {}, "source, process, sink", {}),
+    (
+        "MultiSink",
+        "multi_sink",
+        {},
+        "one source routed to five sinks",
+        {"greedy": "GreedyRoutingAgent"},
+    ),
+    ("DoubleSource", "double_source", {}, "a fast and a slow source merging into one sink", {}),
+    (
+        "ComponentAssembly",
+        "component_assembly",
+        {},
+        "closed carrier loop with assemblies and rework",
+        {},
+    ),
+    (
+        "CarrierMagazine",
+        "carrier_magazine",
+        {},
+        "the simplest closed carrier loop, actionable magazine",
+        {},
+    ),
+)
+
+
+def _lineflow_spec(
+    suffix: str,
+    scenario: str,
+    scenario_kwargs: dict[str, Any],
+    summary: str,
+    agents: dict[str, str],
+) -> EnvSpec:
+    kwargs: dict[str, Any] = {"scenario": scenario}
+    if scenario_kwargs:
+        kwargs["scenario_kwargs"] = scenario_kwargs
+    return EnvSpec(
+        id=f"LineFlow-{suffix}-v0",
+        family="lineflow",
+        summary=f"LineFlow {suffix}: {summary}",
+        entry_point=_LINEFLOW_ENV,
+        kwargs=kwargs,
+        capabilities=_LINEFLOW_CAPABILITIES,
+        agents={name: f"{_LINEFLOW_AGENTS}:{cls}" for name, cls in agents.items()},
+    )
+
 
 SPECS: tuple[EnvSpec, ...] = (
     EnvSpec(
@@ -85,16 +177,10 @@ SPECS: tuple[EnvSpec, ...] = (
         summary="Production line (exact SimPy engine); scenario= name or line= LineSpec",
         entry_point=_LINEFLOW_ENV,
         kwargs={"scenario": "waiting_time"},
-        agents={"optimal": _WT_OPTIMAL},
+        capabilities=_LINEFLOW_CAPABILITIES,
+        agents={"optimal": f"{_LINEFLOW_AGENTS}:OptimalWaitingTimeAgent"},
     ),
-    EnvSpec(
-        id="LineFlow-WaitingTime-v0",
-        family="lineflow",
-        summary="LineFlow WaitingTime: time a component source so parts neither starve nor expire",
-        entry_point=_LINEFLOW_ENV,
-        kwargs={"scenario": "waiting_time"},
-        agents={"optimal": _WT_OPTIMAL},
-    ),
+    *(_lineflow_spec(*row) for row in _LINEFLOW_ROWS),
     EnvSpec(
         id="Probe-Match-v0",
         family="probe",

@@ -20,7 +20,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymforge.envs.lineflow.features import action_slots, timed_scale
+from gymforge.agents.lineflow.base import LineController
+from gymforge.envs.lineflow.features import timed_scale
 from gymforge.envs.lineflow.spec import AssemblySpec, BufferSpec, LineSpec, SourceSpec
 
 
@@ -59,7 +60,7 @@ def optimal_waiting_time(line: LineSpec, assembly_time: float | None = None) -> 
     return assembly_cycle - source_cycle
 
 
-class OptimalWaitingTimeAgent:
+class OptimalWaitingTimeAgent(LineController):
     """Sets the component source's waiting time to the closed-form optimum each step.
 
     Args:
@@ -69,24 +70,15 @@ class OptimalWaitingTimeAgent:
     """
 
     def __init__(self, env: gym.Env | gym.vector.VectorEnv, use_observation: bool = True) -> None:
-        base = env.unwrapped if hasattr(env, "unwrapped") else env
-        line: LineSpec = base.line
-        self.line = line
+        super().__init__(env)
         self.use_observation = use_observation
-        source, assembly, _ = _waiting_time_layout(line)
-        names = [f.name for f in base.features]
-        self._time_index = names.index(f"{assembly.name}.processing_time")
+        source, assembly, _ = _waiting_time_layout(self.line)
+        self._time_index = self.feature(f"{assembly.name}.processing_time")
         self._time_scale = timed_scale(assembly)
-        slots = action_slots(line)
-        self._action_index = [(s.owner, s.kind) for s in slots].index((source.name, "waiting_time"))
-        self._n_actions = len(slots)
+        self._action_index = self.slot(source.name, "waiting_time")
         self._step = source.waiting_time_step
         self._choices = source.waiting_time_choices
-        # Every other actionable source keeps waiting time 0.
-        self._nominal = optimal_waiting_time(line)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Stateless: nothing to reset."""
+        self._nominal = optimal_waiting_time(self.line)
 
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
         obs = np.asarray(observation, dtype=np.float64)
@@ -95,9 +87,18 @@ class OptimalWaitingTimeAgent:
             waiting = optimal_waiting_time(self.line, assembly_time=observed)
         else:
             waiting = np.full(obs.shape[:-1], self._nominal)
-        index = np.clip(np.rint(np.asarray(waiting) / self._step), 0, self._choices - 1).astype(
-            np.int64
-        )
-        action = np.zeros((*obs.shape[:-1], self._n_actions), dtype=np.int64)
-        action[..., self._action_index] = index
+        index = np.clip(np.rint(np.asarray(waiting) / self._step), 0, self._choices - 1)
+        action = self.zero_action(obs)
+        action[..., self._action_index] = index.astype(np.int64)
         return action
+
+
+class LastObservationAgent(OptimalWaitingTimeAgent):
+    """The WaitingTimeJump heuristic: the closed form with the last observed assembly time.
+
+    When the assembly slows down, its observed processing time grows and the waiting time follows
+    it (reference: 113–115 on lineflow-rl 0.5.0).
+    """
+
+    def __init__(self, env: gym.Env | gym.vector.VectorEnv) -> None:
+        super().__init__(env, use_observation=True)

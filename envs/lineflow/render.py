@@ -91,7 +91,7 @@ HEADER_HEIGHT = 30
 MARGIN = 14
 MIN_COLUMN_WIDTH = 110
 LANE_GAP = 7
-MAX_LANES = 4
+MAX_LANES = 6
 SLOT_PITCH = 13
 SLOT_SIZE = 9
 MIN_SLOT_PITCH = 5
@@ -234,7 +234,8 @@ def _slot_boxes(path: Sequence[Point], capacity: int) -> tuple[tuple[Box, ...], 
     if pitch < MIN_SLOT_PITCH:
         x, y = round(middle[0]), round(middle[1])
         return (), (x - 20, y - 4, x + 20, y + 4)
-    size = max(3, min(SLOT_SIZE, round(pitch) - 2))
+    # separate squares while there is room; below that, touching cells sharing their outline
+    size = min(SLOT_SIZE, round(pitch) - 2) if pitch >= 7 else round(pitch) + 1
     start = length / 2 - pitch * capacity / 2
     boxes = []
     for i in range(capacity):
@@ -305,7 +306,7 @@ class _Layout:
                 rows.setdefault((self.band[name], self.local[name]), []).append(name)
         top = [t + WORKER_RADIUS * 2 + 4 for t in self.band_top]
         dy = min((self.area_bottom[b] - top[b]) / len(n) for (b, _), n in rows.items())
-        self.box_w = int(min(max(0.62 * self.dx, 34), 140))
+        self.box_w = int(min(max(0.52 * self.dx, 34), 124))
         self.box_h = int(min(max(0.55 * dy, 16), 52))
         boxes: dict[str, Box] = {}
         for (b, local), names in rows.items():
@@ -407,6 +408,36 @@ def _kind_label(station: Any) -> str:
 
 
 # --- the renderer ----------------------------------------------------------------------------
+def _blit(frame: np.ndarray, patch: np.ndarray, x: int, y: int) -> None:
+    """Copy ``patch`` into ``frame`` with its top-left corner at ``(x, y)``, clipped."""
+    h, w = frame.shape[:2]
+    x0, y0 = max(x, 0), max(y, 0)
+    x1, y1 = min(x + patch.shape[1], w), min(y + patch.shape[0], h)
+    if x0 < x1 and y0 < y1:
+        frame[y0:y1, x0:x1] = patch[y0 - y : y1 - y, x0 - x : x1 - x]
+
+
+def _text_patch(text: str, font: Font, size: tuple[int, int], background: Colour) -> np.ndarray:
+    """``text`` centred on a ``size = (width, height)`` patch of ``background``."""
+    image = Image.new("RGB", size, background)
+    ImageDraw.Draw(image).text((size[0] / 2, size[1] / 2), text, font=font, fill=INK, anchor="mm")
+    return np.asarray(image)
+
+
+def _circle_sprite(colour: Colour, hollow: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A worker's circle: its pixels and the mask of the pixels it covers."""
+    side = 2 * WORKER_RADIUS + 1
+    image = Image.new("RGBA", (side, side), (0, 0, 0, 0))
+    ImageDraw.Draw(image).ellipse(
+        (0, 0, side - 1, side - 1),
+        fill=None if hollow else (*colour, 255),
+        outline=(*colour, 255),
+        width=2 if hollow else 1,
+    )
+    rgba = np.asarray(image)
+    return np.ascontiguousarray(rgba[..., :3]), rgba[..., 3] > 0
+
+
 class LineRenderer:
     """Renders a line's current state to an RGB ``uint8`` array of shape ``(height, width, 3)``.
 
@@ -433,8 +464,12 @@ class LineRenderer:
         self._layout = _Layout(spec, width, height)
         self._fonts: dict[int, Font] = {}
         self._name_size, self._two_lines = self._station_text_size()
-        self._tiles: dict[tuple[str, Colour, bool], Image.Image] = {}
-        self._base = self._draw_base()
+        self._tiles: dict[tuple[str, Colour, bool], np.ndarray] = {}
+        self._texts: dict[tuple[str, Colour], np.ndarray] = {}
+        self._sprites: dict[tuple[Colour, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._header_x = MARGIN
+        self._header_width = 0
+        self._base = np.asarray(self._draw_base()).copy()
         self._accepted_spec: LineSpec = spec
 
     # pickling: keep only the arguments; fonts and images are rebuilt
@@ -486,27 +521,29 @@ class LineRenderer:
         pen.rectangle((0, 0, self.width - 1, HEADER_HEIGHT - 6), fill=HEADER_BACKGROUND)
         title = _fit(self.spec.name, self._font(14), self.width * 0.3)
         pen.text((MARGIN, 5), title, font=self._font(14), fill=INK)
-        self._header_x = MARGIN + _text_width(self._font(14), title) + 24
-        self._draw_legend(pen)
-        for top in self._layout.band_top[1:]:
-            pen.line((MARGIN, top - 2, self.width - MARGIN, top - 2), fill=(215, 215, 215))
+        self._header_x = MARGIN + round(_text_width(self._font(14), title)) + 20
+        legend_x = self._draw_legend(pen)
+        self._header_width = max(legend_x - 12 - self._header_x, 0)
         for shape in self._layout.shapes.values():
             self._draw_buffer_outline(pen, shape)
         for station in self.spec.stations:
-            image.paste(self._tile(station.name, MODE_COLOURS[1], True), self.station_box(station.name)[:2])
+            tile = Image.fromarray(self._tile(station.name, MODE_COLOURS[1], True))
+            image.paste(tile, self.station_box(station.name)[:2])
         return image
 
-    def _draw_legend(self, pen: ImageDraw.ImageDraw) -> None:
+    def _draw_legend(self, pen: ImageDraw.ImageDraw) -> int:
+        """Colour legend at the right of the header; returns its left edge."""
         font = self._font(11)
         entries = (("working", MODE_COLOURS[0]), ("waiting", MODE_COLOURS[1]))
         entries += (("failing", MODE_COLOURS[2]), ("off", OFF_COLOUR))
         x = self.width - MARGIN
         for label, colour in reversed(entries):
-            x -= _text_width(font, label) + 4
+            x -= round(_text_width(font, label)) + 4
             pen.text((x, 8), label, font=font, fill=INK)
             x -= 14
             pen.rectangle((x, 8, x + 10, 18), fill=colour, outline=OUTLINE)
             x -= 10
+        return x
 
     def _draw_buffer_outline(self, pen: ImageDraw.ImageDraw, shape: BufferShape) -> None:
         pen.line(shape.path, fill=shape.colour, width=2, joint="curve")
@@ -520,7 +557,7 @@ class LineRenderer:
         if shape.gauge is not None:
             pen.rectangle(shape.gauge, fill=SLOT_EMPTY, outline=SLOT_OUTLINE)
 
-    def _tile(self, name: str, colour: Colour, with_kind: bool) -> Image.Image:
+    def _tile(self, name: str, colour: Colour, with_kind: bool) -> np.ndarray:
         """A station's box in ``colour`` with its name (and kind), rendered once and cached."""
         key = (name, colour, with_kind)
         if key in self._tiles:
@@ -538,21 +575,22 @@ class LineRenderer:
             small = self._font(max(9, self._name_size - 2))
             kind = _fit(_kind_label(self.spec.station(name)), small, w - 6)
             pen.text((w / 2, 2 * h / 3 + 1), kind, font=small, fill=(60, 60, 60), anchor="mm")
-        self._tiles[key] = tile
-        return tile
+        self._tiles[key] = np.asarray(tile)
+        return self._tiles[key]
 
     # --- the state --------------------------------------------------------------------------
     def draw(self, sim: Any) -> np.ndarray:
-        """The current state of ``sim`` (a ``LineSimulation`` of this line) as an RGB array."""
+        """The current state of ``sim`` (a ``LineSimulation`` of this line) as an RGB array.
+
+        The array is new and writable; drawing never changes ``sim``.
+        """
         self._check(sim)
-        image = self._base.copy()
-        pen = ImageDraw.Draw(image)
-        self._draw_buffers(pen, sim.buffers)
-        self._draw_stations(image, pen, sim.stations)
-        self._draw_workers(pen, getattr(sim, "pools", None))
-        header = f"t = {float(sim.now):.1f}     parts {sim.n_parts}     scrap {sim.n_scrap}"
-        pen.text((self._header_x, 5), header, font=self._font(14), fill=INK)
-        return np.array(image)
+        frame = self._base.copy()
+        self._draw_buffers(frame, sim.buffers)
+        self._draw_stations(frame, sim.stations)
+        self._draw_workers(frame, getattr(sim, "pools", None))
+        self._draw_header(frame, sim)
+        return frame
 
     def _check(self, sim: Any) -> None:
         spec = getattr(sim, "spec", None)
@@ -565,7 +603,15 @@ class LineRenderer:
             )
         self._accepted_spec = spec
 
-    def _draw_buffers(self, pen: ImageDraw.ImageDraw, buffers: Mapping[str, Any]) -> None:
+    def _draw_header(self, frame: np.ndarray, sim: Any) -> None:
+        if self._header_width <= 0:
+            return
+        text = f"t = {float(sim.now):.1f}     parts {sim.n_parts}     scrap {sim.n_scrap}"
+        strip = Image.new("RGB", (self._header_width, HEADER_HEIGHT - 8), HEADER_BACKGROUND)
+        ImageDraw.Draw(strip).text((0, 5), text, font=self._font(14), fill=INK)
+        _blit(frame, np.asarray(strip), self._header_x, 0)
+
+    def _draw_buffers(self, frame: np.ndarray, buffers: Mapping[str, Any]) -> None:
         for name, buffer in buffers.items():
             shape = self._layout.shapes.get(name)
             if shape is None:
@@ -574,34 +620,53 @@ class LineRenderer:
             n = min(max(int(buffer.n_carriers), 0), capacity)
             if shape.gauge is not None:
                 x0, y0, x1, y1 = shape.gauge
-                if n:
-                    pen.rectangle((x0, y0, x0 + round((x1 - x0) * n / capacity), y1), fill=SLOT_FULL)
+                filled = round((x1 - x0 - 1) * n / capacity)
+                frame[y0 + 1 : y1, x0 + 1 : x0 + 1 + filled] = SLOT_FULL
                 continue
-            for box in shape.slots[len(shape.slots) - n :]:
-                pen.rectangle(box, fill=SLOT_FULL)
+            for x0, y0, x1, y1 in shape.slots[len(shape.slots) - n :]:
+                frame[max(y0, 0) : y1 + 1, max(x0, 0) : x1 + 1] = SLOT_FULL
 
     def _station_colour(self, station: Any) -> Colour:
         if getattr(station, "is_on", True) is False:
             return OFF_COLOUR
         return MODE_COLOURS.get(getattr(station, "mode", -1), UNKNOWN_COLOUR)
 
-    def _draw_stations(
-        self, image: Image.Image, pen: ImageDraw.ImageDraw, stations: Mapping[str, Any]
-    ) -> None:
+    def _draw_stations(self, frame: np.ndarray, stations: Mapping[str, Any]) -> None:
         for name, station in stations.items():
             if name not in self._layout.boxes:
                 continue
             stored = getattr(station, "n_stored", None)
-            tile = self._tile(name, self._station_colour(station), stored is None)
+            colour = self._station_colour(station)
             x0, y0, x1, y1 = self._layout.boxes[name]
-            image.paste(tile, (x0, y0))
+            _blit(frame, self._tile(name, colour, stored is None), x0, y0)
             if stored is not None:
-                y = (y0 + 2 * (y1 - y0) / 3 + 1) if self._two_lines else y1 - 6
-                font = self._font(max(9, self._name_size - 1))
-                text = f"stored {stored}" if self._two_lines else str(stored)
-                pen.text(((x0 + x1) / 2, y), text, font=font, fill=INK, anchor="mm")
+                self._draw_stored(frame, self._layout.boxes[name], stored, colour)
 
-    def _draw_workers(self, pen: ImageDraw.ImageDraw, pools: Mapping[str, Any] | None) -> None:
+    def _draw_stored(self, frame: np.ndarray, box: Box, stored: Any, colour: Colour) -> None:
+        """A magazine's stored count on the lower line of its box (or its right end)."""
+        x0, y0, x1, y1 = box
+        text = f"stored {stored}" if self._two_lines else str(stored)
+        key = (text, colour)
+        if key not in self._texts:
+            if len(self._texts) > 1024:
+                self._texts.clear()
+            font = self._font(max(9, self._name_size - 1))
+            width = min(round(_text_width(font, text)) + 4, x1 - x0 - 2)
+            self._texts[key] = _text_patch(text, font, (max(width, 1), 12), colour)
+        patch = self._texts[key]
+        if self._two_lines:
+            x, y = (x0 + x1 - patch.shape[1]) // 2, round(y0 + 2 * (y1 - y0) / 3 + 1 - 6)
+        else:
+            x, y = x1 - patch.shape[1] - 1, y1 - patch.shape[0] - 1
+        _blit(frame, patch, x, y)
+
+    def _sprite(self, colour: Colour, hollow: bool) -> tuple[np.ndarray, np.ndarray]:
+        if (colour, hollow) not in self._sprites:
+            self._sprites[colour, hollow] = _circle_sprite(colour, hollow)
+        return self._sprites[colour, hollow]
+
+    def _draw_workers(self, frame: np.ndarray, pools: Mapping[str, Any] | None) -> None:
+        """Each worker as a circle above its station's box, hollow while in transit."""
         if not pools:
             return
         placed: dict[str, int] = {}
@@ -613,18 +678,17 @@ class LineRenderer:
                 index = getattr(worker, "station", None)
                 if not isinstance(index, (int, np.integer)) or not 0 <= index < len(names):
                     continue
-                name = names[index]
-                if name not in self._layout.boxes:
+                box = self._layout.boxes.get(names[index])
+                if box is None:
                     continue
-                x0, y0, x1, _ = self._layout.boxes[name]
-                k = placed.get(name, 0)
-                placed[name] = k + 1
-                per_row = max(1, (x1 - x0) // step)
-                cx = x0 + WORKER_RADIUS + 1 + (k % per_row) * step
-                cy = y0 - WORKER_RADIUS - 2 - (k // per_row) * step
-                circle = (cx - WORKER_RADIUS, cy - WORKER_RADIUS, cx + WORKER_RADIUS, cy + WORKER_RADIUS)
-                hollow = bool(getattr(worker, "in_transit", False))
-                pen.ellipse(circle, fill=None if hollow else colour, outline=colour, width=2 if hollow else 1)
+                k = placed.get(names[index], 0)
+                placed[names[index]] = k + 1
+                per_row = max(1, (box[2] - box[0]) // step)
+                x = box[0] + 1 + (k % per_row) * step
+                y = box[1] - 2 * WORKER_RADIUS - 3 - (k // per_row) * step
+                pixels, mask = self._sprite(colour, bool(getattr(worker, "in_transit", False)))
+                if x >= 0 and y >= 0 and x + mask.shape[1] <= self.width:
+                    frame[y : y + mask.shape[0], x : x + mask.shape[1]][mask] = pixels[mask]
 
 
 # --- showing frames --------------------------------------------------------------------------
