@@ -11,26 +11,29 @@ from gymnasium import spaces
 
 from gymforge.core.seeds import MAX_SEED, validate_seed
 from gymforge.envs.lineflow.features import action_nvec, action_slots, observation_features
+from gymforge.envs.lineflow.history import StateHistory
+from gymforge.envs.lineflow.rewards import make_reward
 from gymforge.envs.lineflow.scenarios import SCENARIOS, make_scenario
 from gymforge.envs.lineflow.simpy_engine import LineSimulation
 from gymforge.envs.lineflow.spec import LineSpec
-
-REWARDS = ("parts",)
 
 
 class LineFlowEnv(gym.Env):
     """LineFlow: control a simulated production line.
 
     ## Description
-    A production line (sources, buffers, processes, assemblies, sinks) runs as an exact
-    discrete-event simulation (SimPy). Every ``step_size`` time units the agent sets the line's
-    actionable parameters; the line then runs on until the next decision. Follows LineFlow
-    (Müller, Wenzel, Windisch, ICML 2025) with the reference's components and defaults.
+    A production line (sources, buffers, processes, assemblies, switches, magazines, worker
+    pools, sinks) runs as an exact discrete-event simulation (SimPy). Every ``step_size`` time
+    units the agent sets the line's actionable parameters; the line then runs on until the next
+    decision. Follows LineFlow (Müller, Wenzel, Windisch, ICML 2025) with the reference's
+    components and defaults; ``gymforge.envs.lineflow.scenarios`` holds the paper's lines.
 
     ## Action Space
-    ``MultiDiscrete(nvec)``, one entry per source with an actionable waiting time, in station
-    order: index ``k`` sets that source's waiting time to ``k · waiting_time_step`` (WaitingTime:
-    ``MultiDiscrete([100])``, waiting times 0 … 99).
+    ``MultiDiscrete(nvec)``, one entry per actionable state, in this order: for each station in
+    order, a source's waiting time (index ``k`` sets ``k · waiting_time_step``), a switch's input
+    then output buffer, a magazine's stored carrier count; then each worker's station, pool by
+    pool. ``env.unwrapped.action_slots`` names every entry and its choices. The full action is
+    applied every step (WaitingTime: ``MultiDiscrete([100])``, waiting times 0 … 99).
 
     ## Observation Space
     ``Box(0, 1, (n,), float32)``: every feature normalised to [0, 1], in this order:
@@ -40,42 +43,53 @@ class LineFlowEnv(gym.Env):
     | per station, 3 | ``<station>.mode=working/waiting/failing`` | one-hot | 0 | 1 |
     | per actionable source | ``<source>.waiting_time`` | ÷ largest choice | 0 | 1 |
     | per source with > 1 carrier type | ``<source>.carrier_type=<type>`` | one-hot | 0 | 1 |
-    | per process / assembly | ``<station>.processing_time`` (last sampled) | ÷ 4·nominal, clipped | 0 | 1 |
+    | per process / assembly | ``<station>.processing_time`` (last) | ÷ 4·nominal, clipped | 0 | 1 |
+    | per pooled station | ``<station>.n_workers`` | ÷ pool size | 0 | 1 |
     | per assembly | ``<assembly>.scrap`` (during the last step) | count, clipped | 0 | 1 |
+    | per switch with > 1 input / output | ``<switch>.index_in=<i>`` / ``index_out=<i>`` | one-hot | 0 | 1 |
+    | per limited magazine | ``<magazine>.stored`` | ÷ max_carriers, clipped | 0 | 1 |
+    | per worker | ``<pool>.W<w>=<station>`` | one-hot | 0 | 1 |
     | per buffer | ``<buffer>.fill`` | ÷ capacity | 0 | 1 |
     | last | ``time`` | ÷ horizon | 0 | 1 |
 
     ``env.unwrapped.features`` lists the features of the line at hand, and the generated docs
-    page of each id has its full table. WaitingTime has 19 features.
+    page of each id has its full table.
 
     ## Rewards
-    ``"parts"``: parts finished minus ``scrap_factor`` × component carriers scrapped during the
-    step. ``set_scrap_factor(f)`` changes the factor between episodes or during training (for
-    curricula); the default comes from the line (1 for WaitingTime).
+    ``reward="parts"`` (default): parts finished minus ``scrap_factor`` × component carriers
+    scrapped during the step. ``"uptime"``: the mean over stations of the fraction of the last
+    ``uptime_lookback`` steps (0: since the episode started) they were working.
+    ``"parts-sparse"``: 0 except at the last step, which gets the episode's parts − scrap.
+    ``set_scrap_factor(f)`` changes the factor at any time, e.g. from a curriculum callback via
+    ``vec_env.env_method("set_scrap_factor", f)``; the default comes from the line.
 
     ## Starting State
-    An empty line at time 0; every source starts with its configured waiting time. The seed fixes
-    every random draw (processing, put and carrier-type times).
+    An empty line at time 0; sources start with their configured waiting times, magazines with
+    their carriers, workers round-robin over their pool's stations. The seed fixes every random
+    draw (processing, put, carrier-type, error and slowdown times).
 
     ## Episode End
     Never terminated: the line runs forever. Truncated when the simulation time reaches
-    ``horizon`` (4000 time units, i.e. 4000 steps at ``step_size`` 1). A line that runs out of
-    events (deadlock) keeps returning zero rewards with ``info["deadlock"] = True``.
+    ``horizon`` (4000 time units, i.e. 4000 steps at ``step_size`` 1), with
+    ``info["truncation_reason"] = "horizon"``, or earlier when no event is left (a deadlocked
+    line), with ``"deadlock"``.
 
     ## Arguments
-    - ``scenario``: a registered line name (``"waiting_time"``), ignored when ``line`` is given.
-    - ``scenario_kwargs``: overrides of the scenario's parameters, e.g. ``{"processing_time_source": 6}``.
+    - ``scenario``: a line name from ``SCENARIOS``, ignored when ``line`` is given.
+    - ``scenario_kwargs``: the scenario's parameters, e.g. ``{"n_processes": 3}``.
     - ``line``: a user-built :class:`LineSpec` (see :class:`LineBuilder`).
-    - ``horizon`` (4000), ``step_size`` (1), ``reward`` (``"parts"``), ``scrap_factor`` (line default).
+    - ``horizon`` (4000), ``step_size`` (1), ``reward`` (``"parts"``), ``scrap_factor`` (line
+      default), ``uptime_lookback`` (0), ``record_history`` (False: see ``history_frame()``),
+      ``render_mode`` (``None``, ``"rgb_array"`` or ``"human"``).
 
     ## Info
-    ``time``, ``n_parts`` and ``n_scrap_parts`` (cumulative), ``deadlock``.
+    ``time``, ``n_parts`` and ``n_scrap_parts`` (cumulative); ``truncation_reason`` at the end.
 
     ## Version History
-    - v0: initial version (WaitingTime line; components Source, Buffer, Process, Assembly, Sink).
+    - v0: initial version.
     """
 
-    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array", "human"], "render_fps": 20}  # noqa: RUF012
 
     def __init__(
         self,
@@ -86,6 +100,8 @@ class LineFlowEnv(gym.Env):
         step_size: float = 1.0,
         reward: str = "parts",
         scrap_factor: float | None = None,
+        uptime_lookback: int = 0,
+        record_history: bool = False,
         render_mode: str | None = None,
     ) -> None:
         if line is None:
@@ -101,11 +117,9 @@ class LineFlowEnv(gym.Env):
                 or not 0 < value < math.inf
             ):
                 raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        if render_mode is not None:
+        if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(
-                f"render_mode must be one of {self.metadata['render_modes'] + [None]}, got {render_mode!r}"
+                f"render_mode must be one of {[None, *self.metadata['render_modes']]}, got {render_mode!r}"
             )
         self.line = line
         self.horizon = float(horizon)
@@ -113,7 +127,7 @@ class LineFlowEnv(gym.Env):
         self.max_steps = math.ceil(self.horizon / self.step_size)
         self.reward_name = reward
         self.render_mode = render_mode
-        self.scrap_factor = line.scrap_factor
+        self._reward = make_reward(reward, line.scrap_factor, len(line.stations), uptime_lookback)
         if scrap_factor is not None:
             self.set_scrap_factor(scrap_factor)
         self.features = observation_features(line)
@@ -124,7 +138,16 @@ class LineFlowEnv(gym.Env):
         self._obs = np.zeros(len(self.features), dtype=np.float32)
         self._sim: LineSimulation | None = None
         self._seed = 0
-        self._actions: list[np.ndarray] = []  # this episode's actions, for exact pickling by replay
+        # This episode's actions and station switches, for exact pickling by replay.
+        self._log: list[np.ndarray | tuple[str, bool]] = []
+        self.history = StateHistory(line, self.max_steps) if record_history else None
+        self._renderer: Any = None
+        self._viewer: Any = None
+
+    @property
+    def scrap_factor(self) -> float:
+        """Weight of a scrapped part in the ``parts`` and ``parts-sparse`` rewards."""
+        return self._reward.scrap_factor
 
     def set_scrap_factor(self, factor: float) -> None:
         """Weight of a scrapped part in the reward from now on (>= 0)."""
@@ -134,7 +157,14 @@ class LineFlowEnv(gym.Env):
             or not 0 <= factor < math.inf
         ):
             raise ValueError(f"scrap_factor must be a finite number >= 0, got {factor!r}")
-        self.scrap_factor = float(factor)
+        self._reward.scrap_factor = float(factor)
+
+    def set_station_on(self, name: str, on: bool) -> None:
+        """Switch station ``name`` on or off; an off station stops before its next cycle."""
+        if self._sim is None:
+            raise RuntimeError("call reset() before set_station_on()")
+        self._sim.set_station_on(name, bool(on))
+        self._log.append((name, bool(on)))
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -144,23 +174,31 @@ class LineFlowEnv(gym.Env):
         super().reset(seed=seed)
         self._seed = int(seed) if seed is not None else int(self.np_random.integers(0, MAX_SEED))
         self._start_episode()
-        return self._observation(), self._info(deadlock=False)
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), self._info(truncation=None)
 
     def _start_episode(self) -> None:
         self._sim = LineSimulation(self.line, self._seed)
         self._step_count = 0
-        self._parts = 0
-        self._scrap = 0
-        self._actions = []
+        self._done = False
+        self._reward.reset()
+        self._log = []
+        if self.history is not None:
+            self.history.clear()
+            self.history.record(self._sim, None)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._sim is None:
             raise RuntimeError("call reset() before step()")
-        if self._step_count >= self.max_steps:
+        if self._done:
             raise RuntimeError("the episode was truncated; call reset() before step()")
         action = self._validated(action)
-        self._actions.append(action)
-        return self._advance(action)
+        self._log.append(action)
+        result = self._advance(action)
+        if self.render_mode == "human":
+            self.render()
+        return result
 
     def _advance(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         sim = self._sim
@@ -168,11 +206,48 @@ class LineFlowEnv(gym.Env):
         sim.apply_action(action.tolist())
         self._step_count += 1
         alive = sim.run_until(min(self._step_count * self.step_size, self.horizon))
-        parts, scrap = sim.n_parts, sim.n_scrap
-        reward = (parts - self._parts) - self.scrap_factor * (scrap - self._scrap)
-        self._parts, self._scrap = parts, scrap
-        truncated = self._step_count >= self.max_steps
-        return self._observation(), float(reward), False, truncated, self._info(deadlock=not alive)
+        truncation = None
+        if self._step_count >= self.max_steps:
+            truncation = "horizon"
+        elif not alive:
+            truncation = "deadlock"
+        self._done = truncation is not None
+        reward = self._reward(sim, last_step=self._done)
+        if self.history is not None:
+            self.history.record(sim, action)
+        return self._observation(), reward, False, self._done, self._info(truncation)
+
+    def history_frame(self) -> Any:
+        """This episode's recorded states as a pandas DataFrame (needs ``record_history=True``)."""
+        if self.history is None:
+            raise RuntimeError("history is off; create the env with record_history=True")
+        return self.history.to_frame()
+
+    def render(self) -> np.ndarray | None:
+        """An RGB image of the line (``rgb_array``), or that image shown in a window (``human``)."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='rgb_array'")
+            return None
+        if self._sim is None:
+            raise RuntimeError("call reset() before render()")
+        if self._renderer is None:
+            from gymforge.envs.lineflow.render import LineRenderer
+
+            self._renderer = LineRenderer(self.line)
+        frame = self._renderer.draw(self._sim)
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._viewer is None:
+            from gymforge.envs.lineflow.viewer import HumanViewer
+
+            self._viewer = HumanViewer(title=self.line.name)
+        self._viewer.show(frame)
+        return None
+
+    def close(self) -> None:
+        if self._viewer is not None:
+            self._viewer.close()
+            self._viewer = None
 
     def _validated(self, action: Any) -> np.ndarray:
         array = np.asarray(action)
@@ -194,13 +269,16 @@ class LineFlowEnv(gym.Env):
         self._sim.observe(self._obs, self.horizon)
         return self._obs.copy()
 
-    def _info(self, deadlock: bool) -> dict[str, Any]:
-        return {
-            "time": self._step_count * self.step_size if self._sim else 0.0,
-            "n_parts": self._parts,
-            "n_scrap_parts": self._scrap,
-            "deadlock": deadlock,
+    def _info(self, truncation: str | None) -> dict[str, Any]:
+        assert self._sim is not None
+        info: dict[str, Any] = {
+            "time": self._step_count * self.step_size,
+            "n_parts": self._sim.n_parts,
+            "n_scrap_parts": self._sim.n_scrap,
         }
+        if truncation is not None:
+            info["truncation_reason"] = truncation
+        return info
 
     # Pickling: a SimPy simulation holds generators, which cannot be pickled. The env is
     # deterministic given its seed and actions, so it pickles its episode's seed and actions and
@@ -208,15 +286,20 @@ class LineFlowEnv(gym.Env):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_sim"] = None
+        state["_viewer"] = None
         state["_episode_started"] = self._sim is not None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         started = state.pop("_episode_started")
-        actions = state["_actions"]
+        log = state["_log"]
         self.__dict__.update(state)
         if started:
             self._start_episode()
-            for action in actions:
-                self._actions.append(action)
-                self._advance(action)
+            assert self._sim is not None
+            for entry in log:
+                self._log.append(entry)
+                if isinstance(entry, tuple):
+                    self._sim.set_station_on(*entry)
+                else:
+                    self._advance(entry)

@@ -12,7 +12,8 @@ What a frame shows, for a :class:`~gymforge.envs.lineflow.simpy_engine.LineSimul
   gauge instead when the squares would be smaller than a few pixels); main buffers are grey,
   component buffers blue, return buffers purple;
 - the workers of ``sim.pools`` (if present) as small circles above the box of the station
-  each is assigned to, one colour per pool, hollow while the worker is in transit.
+  each is assigned to, one colour per pool; a worker in transit is drawn hollow at the station
+  it walks to (its ``target``, if it has one).
 
 Layout, computed once from the ``LineSpec``: a station's column is its longest-path depth from
 the stations without inputs along the buffers, ignoring ``"return"`` buffers and back edges
@@ -37,6 +38,7 @@ import warnings
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -98,6 +100,7 @@ MIN_SLOT_PITCH = 5
 ARROW = 7
 WORKER_RADIUS = 4
 MIN_WIDTH, MIN_HEIGHT = 240, 160
+STATUS_WIDTH = 260  # room kept for the time, parts and scrap in the header
 
 
 # --- layout: columns -------------------------------------------------------------------------
@@ -211,12 +214,12 @@ class BufferShape:
 
 
 def _path_length(path: Sequence[Point]) -> float:
-    return sum(math.dist(a, b) for a, b in zip(path, path[1:], strict=False))
+    return sum(math.dist(a, b) for a, b in pairwise(path))
 
 
 def _point_at(path: Sequence[Point], s: float) -> Point:
     """The point at arc length ``s`` along ``path``."""
-    for a, b in zip(path, path[1:], strict=False):
+    for a, b in pairwise(path):
         step = math.dist(a, b)
         if s <= step and step > 0:
             t = s / step
@@ -402,6 +405,17 @@ def _fit(text: str, font: Font, width: float) -> str:
     return text + "…"
 
 
+def _text_centred(pen: ImageDraw.ImageDraw, xy: Point, text: str, font: Font, fill: Colour) -> None:
+    """``text`` centred on ``xy``; bitmap fonts (old Pillow) have no anchors, so use the bbox."""
+    try:
+        pen.text(xy, text, font=font, fill=fill, anchor="mm")
+    except ValueError:
+        left, top, right, bottom = font.getbbox(text)
+        pen.text(
+            (xy[0] - (left + right) / 2, xy[1] - (top + bottom) / 2), text, font=font, fill=fill
+        )
+
+
 def _kind_label(station: Any) -> str:
     name = type(station).__name__
     return KIND_LABELS.get(name, name.removesuffix("Spec").lower())
@@ -420,7 +434,7 @@ def _blit(frame: np.ndarray, patch: np.ndarray, x: int, y: int) -> None:
 def _text_patch(text: str, font: Font, size: tuple[int, int], background: Colour) -> np.ndarray:
     """``text`` centred on a ``size = (width, height)`` patch of ``background``."""
     image = Image.new("RGB", size, background)
-    ImageDraw.Draw(image).text((size[0] / 2, size[1] / 2), text, font=font, fill=INK, anchor="mm")
+    _text_centred(ImageDraw.Draw(image), (size[0] / 2, size[1] / 2), text, font, INK)
     return np.asarray(image)
 
 
@@ -508,6 +522,9 @@ class LineRenderer:
             self._fonts[size] = _load_font(size)
         return self._fonts[size]
 
+    def _header_font(self) -> Font:
+        return self._font(14 if self.width >= 480 else 11)
+
     def _station_text_size(self) -> tuple[int, bool]:
         """Font size of station names, and whether a second line (kind or count) fits."""
         h = self._layout.box_h
@@ -519,9 +536,12 @@ class LineRenderer:
         image = Image.new("RGB", (self.width, self.height), BACKGROUND)
         pen = ImageDraw.Draw(image)
         pen.rectangle((0, 0, self.width - 1, HEADER_HEIGHT - 6), fill=HEADER_BACKGROUND)
-        title = _fit(self.spec.name, self._font(14), self.width * 0.3)
-        pen.text((MARGIN, 5), title, font=self._font(14), fill=INK)
-        self._header_x = MARGIN + round(_text_width(self._font(14), title)) + 20
+        font = self._header_font()
+        title = _fit(self.spec.name, font, self.width * 0.3)
+        pen.text((MARGIN, 5), title, font=font, fill=INK)
+        self._header_x = (
+            MARGIN + round(_text_width(font, title)) + (20 if self.width >= 480 else 10)
+        )
         legend_x = self._draw_legend(pen)
         self._header_width = max(legend_x - 12 - self._header_x, 0)
         for shape in self._layout.shapes.values():
@@ -532,11 +552,15 @@ class LineRenderer:
         return image
 
     def _draw_legend(self, pen: ImageDraw.ImageDraw) -> int:
-        """Colour legend at the right of the header; returns its left edge."""
+        """Colour legend at the right of the header, if the status text keeps room for about
+        ``t = 1234.5  parts 1234  scrap 123``; returns its left edge."""
         font = self._font(11)
         entries = (("working", MODE_COLOURS[0]), ("waiting", MODE_COLOURS[1]))
         entries += (("failing", MODE_COLOURS[2]), ("off", OFF_COLOUR))
         x = self.width - MARGIN
+        needed = sum(round(_text_width(font, label)) + 28 for label, _ in entries)
+        if x - needed < self._header_x + STATUS_WIDTH:
+            return x
         for label, colour in reversed(entries):
             x -= round(_text_width(font, label)) + 4
             pen.text((x, 8), label, font=font, fill=INK)
@@ -567,14 +591,16 @@ class LineRenderer:
         tile = Image.new("RGB", (w + 1, h + 1), colour)
         pen = ImageDraw.Draw(tile)
         pen.rectangle((0, 0, w, h), outline=OUTLINE)
-        font = self._font(self._name_size)
-        label = _fit(name, font, w - 6)
+        size = self._name_size  # shrink a long name down to 9 px before shortening it
+        while size > 9 and _text_width(self._font(size), name) > w - 6:
+            size -= 1
+        label = _fit(name, self._font(size), w - 6)
         name_y = h / 3 if self._two_lines else h / 2
-        pen.text((w / 2, name_y), label, font=font, fill=INK, anchor="mm")
+        _text_centred(pen, (w / 2, name_y), label, self._font(size), INK)
         if with_kind and self._two_lines:
             small = self._font(max(9, self._name_size - 2))
             kind = _fit(_kind_label(self.spec.station(name)), small, w - 6)
-            pen.text((w / 2, 2 * h / 3 + 1), kind, font=small, fill=(60, 60, 60), anchor="mm")
+            _text_centred(pen, (w / 2, 2 * h / 3 + 1), kind, small, (60, 60, 60))
         self._tiles[key] = np.asarray(tile)
         return self._tiles[key]
 
@@ -608,7 +634,7 @@ class LineRenderer:
             return
         text = f"t = {float(sim.now):.1f}     parts {sim.n_parts}     scrap {sim.n_scrap}"
         strip = Image.new("RGB", (self._header_width, HEADER_HEIGHT - 8), HEADER_BACKGROUND)
-        ImageDraw.Draw(strip).text((0, 5), text, font=self._font(14), fill=INK)
+        ImageDraw.Draw(strip).text((0, 5), text, font=self._header_font(), fill=INK)
         _blit(frame, np.asarray(strip), self._header_x, 0)
 
     def _draw_buffers(self, frame: np.ndarray, buffers: Mapping[str, Any]) -> None:
@@ -637,7 +663,7 @@ class LineRenderer:
                 continue
             stored = getattr(station, "n_stored", None)
             colour = self._station_colour(station)
-            x0, y0, x1, y1 = self._layout.boxes[name]
+            x0, y0, _, _ = self._layout.boxes[name]
             _blit(frame, self._tile(name, colour, stored is None), x0, y0)
             if stored is not None:
                 self._draw_stored(frame, self._layout.boxes[name], stored, colour)
@@ -675,7 +701,11 @@ class LineRenderer:
             colour = POOL_COLOURS[p % len(POOL_COLOURS)]
             names = list(getattr(pool, "stations", ()))
             for worker in getattr(pool, "workers", ()):
-                index = getattr(worker, "station", None)
+                hollow = bool(getattr(worker, "in_transit", False))
+                # a walking worker is drawn at its destination (``target``) when it has one
+                index = getattr(worker, "target" if hollow else "station", None)
+                if index is None:
+                    index = getattr(worker, "station", None)
                 if not isinstance(index, (int, np.integer)) or not 0 <= index < len(names):
                     continue
                 box = self._layout.boxes.get(names[index])
@@ -686,7 +716,7 @@ class LineRenderer:
                 per_row = max(1, (box[2] - box[0]) // step)
                 x = box[0] + 1 + (k % per_row) * step
                 y = box[1] - 2 * WORKER_RADIUS - 3 - (k // per_row) * step
-                pixels, mask = self._sprite(colour, bool(getattr(worker, "in_transit", False)))
+                pixels, mask = self._sprite(colour, hollow)
                 if x >= 0 and y >= 0 and x + mask.shape[1] <= self.width:
                     frame[y : y + mask.shape[0], x : x + mask.shape[1]][mask] = pixels[mask]
 
