@@ -209,8 +209,8 @@ class LineFlowEnv(gym.Env):
         truncation = None
         if self._step_count >= self.max_steps:
             truncation = "horizon"
-        elif not alive:
-            truncation = "deadlock"
+        elif not alive and all(station.is_on for station in sim.stations.values()):
+            truncation = "deadlock"  # no event left and no station paused: nothing can move again
         self._done = truncation is not None
         reward = self._reward(sim, last_step=self._done)
         if self.history is not None:

@@ -362,3 +362,42 @@ def test_lineflow__human_viewer_without_a_display_warns_once_and_shows_nothing(m
         viewer.show(frame)
     assert caught == []
     viewer.close()
+
+
+@pytest.mark.skipif(
+    not recording.mp4_available(), reason="imageio and imageio-ffmpeg not installed"
+)
+def test_lineflow__write_animation_writes_an_mp4_when_imageio_is_installed(tmp_path):
+    import imageio.v2 as imageio
+
+    frames = frames_of_the_line(3)
+    path = write_animation(frames, tmp_path / "line.mp4", fps=10)
+    assert [p.name for p in tmp_path.iterdir()] == ["line.mp4"]
+    with imageio.get_reader(path) as reader:
+        assert sum(1 for _ in reader) == len(frames)
+
+
+@pytest.mark.skipif(
+    not hasattr(LineBuilder, "worker_pool") or not hasattr(LineBuilder, "magazine"),
+    reason="the engine has no magazines or worker pools yet",
+)
+def test_lineflow__a_pooled_magazine_loop_renders_its_workers_and_stored_count():
+    line = LineBuilder("pooled_loop")
+    line.magazine("Mag", unlimited_carriers=False, carriers_in_magazine=6)
+    line.source("S", unlimited_carriers=False, processing_time=1)
+    line.worker_pool("crew", 3, transition_time=4)
+    line.process("P1", processing_time=6, worker_pool="crew")
+    line.process("P2", processing_time=6, worker_pool="crew")
+    line.sink("Sink", processing_time=1)
+    for upstream, downstream in pairwise(["Mag", "S", "P1", "P2", "Sink", "Mag"]):
+        line.connect(upstream, downstream, capacity=3)
+    spec = line.build()
+    renderer = LineRenderer(spec)
+    assert [renderer.station_column(n) for n in ("Mag", "S", "P1", "P2", "Sink")] == [0, 1, 2, 3, 4]
+    sim = LineSimulation(spec, seed=0)
+    sim.run_until(31.0)
+    frame = renderer.draw(sim)
+    for name in ("P1", "P2"):  # three workers start round-robin over the pool's two stations
+        x0, y0, x1, _ = renderer.station_box(name)
+        above = frame[max(y0 - 12, 0) : y0, x0:x1].reshape(-1, 3)
+        assert (above == POOL_COLOURS[0]).all(axis=1).any()

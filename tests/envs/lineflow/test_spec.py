@@ -123,3 +123,78 @@ def test_lineflow__invalid_actions_raise_before_the_line_moves(action, message):
 def test_lineflow__bad_env_arguments_are_rejected(field, value):
     with pytest.raises(ValueError, match=field):
         LineFlowEnv(**{field: value})
+
+
+def test_lineflow__unreachable_stations_are_rejected():
+    line = LineBuilder("island")
+    line.source("S", unlimited_carriers=True)
+    line.sink("Sink")
+    line.process("P1")
+    line.process("P2")
+    line.connect("S", "Sink")
+    line.connect("P1", "P2")
+    line.connect("P2", "P1")
+    with pytest.raises(ValueError, match=r"stations \['P1', 'P2'\] are unreachable"):
+        line.build()
+
+
+def test_lineflow__worker_pools_must_exist_and_serve_a_station():
+    line = LineBuilder("pools")
+    line.source("S", unlimited_carriers=True)
+    line.process("P", worker_pool="Ghost")
+    line.sink("Sink")
+    line.connect("S", "P")
+    line.connect("P", "Sink")
+    with pytest.raises(ValueError, match=r"worker_pool must name a pool of the line, got 'Ghost'"):
+        line.build()
+    line = LineBuilder("idle_pool")
+    line.source("S", unlimited_carriers=True)
+    line.sink("Sink")
+    line.connect("S", "Sink")
+    line.worker_pool("Pool", n_workers=2)
+    with pytest.raises(ValueError, match=r"worker pool 'Pool' serves no station"):
+        line.build()
+
+
+def test_lineflow__several_inputs_need_a_switch():
+    line = LineBuilder("merge")
+    line.source("A", unlimited_carriers=True)
+    line.source("B", unlimited_carriers=True)
+    line.sink("Sink")
+    line.connect("A", "Sink")
+    line.connect("B", "Sink")
+    with pytest.raises(
+        ValueError, match=r"sink 'Sink' may have at most one input.*through a switch"
+    ):
+        line.build()
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"unlimited_carriers": True, "carriers_in_magazine": 3}, "carriers_in_magazine must be 0"),
+        (
+            {"unlimited_carriers": False, "carriers_in_magazine": 0},
+            "carriers_in_magazine must be >= 1",
+        ),
+        (
+            {"unlimited_carriers": False, "carriers_in_magazine": 40, "max_carriers": 30},
+            "max_carriers must be >= carriers_in_magazine",
+        ),
+    ],
+)
+def test_lineflow__magazine_parameters_are_checked(params, message):
+    with pytest.raises(ValueError, match=message):
+        LineBuilder("m").magazine("M", **params)
+
+
+def test_lineflow__scenario_arguments_are_checked():
+    with pytest.raises(
+        ValueError,
+        match=r"scenario 'part_distribution' takes arguments \['n_processes'\], got unknown \['k'\]",
+    ):
+        gym.make("LineFlow-PartDistribution-v0", scenario_kwargs={"k": 3})
+    with pytest.raises(ValueError, match=r"n_processes must be an int >= 2, got 1"):
+        gym.make("LineFlow-PartDistribution-v0", scenario_kwargs={"n_processes": 1})
+    env = gym.make("LineFlow-PartDistribution-v0", scenario_kwargs={"n_processes": 3})
+    assert list(env.action_space.nvec) == [3, 3]
