@@ -121,7 +121,7 @@ REFERENCE: dict[tuple[str, int | None], dict[str, str]] = {
 
 # Upstream's documented optima (docs), as (scenario, k) -> (figure, how upstream obtained it).
 DOCUMENTED_OPTIMA: dict[tuple[str, int | None], tuple[float, str]] = {
-    ("waiting_time", None): (160.0, "closed-form waiting time 18.5 (≈ 4000/25.1)"),
+    ("waiting_time", None): (160.0, "closed-form waiting time 18.5, ≈ 4000/25.1"),
     ("waiting_time_jump", None): (115.0, "empirical last-observation heuristic"),
     ("part_distribution", 5): (738.0, "dashed line in the docs figure"),
     ("worker_assignment", 3): (287.0, "enumeration of all partitions, (2,3,4)"),

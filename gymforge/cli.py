@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -69,8 +70,22 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def rollout(env_id: str, agent_name: str, episodes: int, seed: int) -> dict[str, Any]:
-    """Run ``episodes`` episodes of ``agent_name`` on ``env_id`` with seeds ``seed, seed+1, …``."""
+MAX_RECORDED_FRAMES = 500
+
+
+def rollout(
+    env_id: str,
+    agent_name: str,
+    episodes: int,
+    seed: int,
+    record: str | None = None,
+    record_every: int = 20,
+) -> dict[str, Any]:
+    """Run ``episodes`` episodes of ``agent_name`` on ``env_id`` with seeds ``seed, seed+1, …``.
+
+    With ``record``, the first episode is written as an animation (one frame every
+    ``record_every`` steps, at most 500 frames).
+    """
     spec = get_spec(env_id)
     if agent_name not in spec.agents:
         raise ValueError(
@@ -78,27 +93,36 @@ def rollout(env_id: str, agent_name: str, episodes: int, seed: int) -> dict[str,
         )
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
-    env = gym.make(env_id)
+    if record is not None:
+        _check_record(spec, record, record_every)
+    env = gym.make(env_id, **({"render_mode": "rgb_array"} if record else {}))
     agent = load_entry_point(spec.agents[agent_name])(env)
     returns: list[float] = []
     lengths: list[int] = []
+    frames: list[np.ndarray] = []
     start = time.perf_counter()
     try:
         for episode in range(episodes):
+            filming = record is not None and episode == 0
             agent.reset(seed=seed + episode)
             obs, info = env.reset(seed=seed + episode)
+            if filming:
+                frames.append(env.render())
             total, steps, done = 0.0, 0, False
             while not done:
                 obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
                 total += float(reward)
                 steps += 1
                 done = terminated or truncated
+                wanted = steps % record_every == 0 or done
+                if filming and wanted and len(frames) < MAX_RECORDED_FRAMES:
+                    frames.append(env.render())
             returns.append(total)
             lengths.append(steps)
     finally:
         env.close()
     elapsed = time.perf_counter() - start
-    return {
+    result: dict[str, Any] = {
         "env_id": env_id,
         "agent": agent_name,
         "seeds": [seed + e for e in range(episodes)],
@@ -108,10 +132,31 @@ def rollout(env_id: str, agent_name: str, episodes: int, seed: int) -> dict[str,
         "std_return": float(np.std(returns)),
         "steps_per_second": float(sum(lengths) / elapsed),
     }
+    if record is not None:
+        from gymforge.recording import write_animation
+
+        fps = env.metadata.get("render_fps", 20)
+        result["recording"] = str(write_animation(frames, record, fps=fps))
+    return result
+
+
+def _check_record(spec: EnvSpec, record: str, record_every: int) -> None:
+    """Fail before a long rollout rather than after it."""
+    from gymforge.recording import supported_suffixes
+
+    if "rgb_array" not in spec.capabilities.render_modes:
+        raise ValueError(f"--record needs an id with render mode 'rgb_array'; {spec.id} has none")
+    suffix = Path(record).suffix.lower()
+    if suffix not in supported_suffixes():
+        raise ValueError(f"--record file must end in one of {supported_suffixes()}, got {record!r}")
+    if not Path(record).resolve().parent.is_dir():
+        raise ValueError(f"--record folder does not exist: {Path(record).parent}")
+    if record_every < 1:
+        raise ValueError(f"--record-every must be >= 1, got {record_every}")
 
 
 def cmd_rollout(args: argparse.Namespace) -> int:
-    result = rollout(args.id, args.agent, args.episodes, args.seed)
+    result = rollout(args.id, args.agent, args.episodes, args.seed, args.record, args.record_every)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -120,6 +165,8 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         print(f"  seed {s:>4}: return {r:10.2f}  ({n} steps)")
     print(f"mean return {result['mean_return']:.2f} ± {result['std_return']:.2f}")
     print(f"steps/s     {result['steps_per_second']:.0f}")
+    if "recording" in result:
+        print(f"recording written to {result['recording']}")
     return 0
 
 
@@ -142,6 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_roll.add_argument("--episodes", type=int, default=1)
     p_roll.add_argument("--seed", type=int, default=0)
     p_roll.add_argument("--json", action="store_true")
+    p_roll.add_argument(
+        "--record",
+        metavar="FILE",
+        help="write the first episode as an animation (.gif; .mp4 if imageio-ffmpeg is installed)",
+    )
+    p_roll.add_argument("--record-every", type=int, default=20, metavar="N", help="steps per frame")
     p_roll.set_defaults(func=cmd_rollout)
     return parser
 

@@ -78,3 +78,35 @@ def test_cli__info_shows_spaces_and_docs(capsys):
     assert main(["info", "LineFlow-WaitingTime-v0"]) == 0
     out = capsys.readouterr().out
     assert "MultiDiscrete([100])" in out and "## Observation Space" in out
+
+
+def test_cli__rollout_records_an_animation(tmp_path, capsys):
+    from PIL import Image
+
+    path = tmp_path / "wt.gif"
+    assert (
+        main(
+            [
+                "rollout",
+                "LineFlow-WaitingTime-v0",
+                "--agent",
+                "optimal",
+                "--record",
+                str(path),
+                "--record-every",
+                "400",
+            ]
+        )
+        == 0
+    )
+    assert f"recording written to {path}" in capsys.readouterr().out
+    with Image.open(path) as gif:
+        assert gif.size == (960, 540) and gif.n_frames > 1
+
+
+def test_cli__record_rejects_unsupported_files_before_running(tmp_path, capsys):
+    assert main(["rollout", "LineFlow-WaitingTime-v0", "--record", str(tmp_path / "x.avi")]) == 2
+    assert "--record file must end in one of" in capsys.readouterr().err
+    assert main(["rollout", "Probe-Match-v0", "--record", str(tmp_path / "x.gif")]) == 2
+    assert "render mode 'rgb_array'" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

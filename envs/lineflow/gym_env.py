@@ -240,7 +240,7 @@ class LineFlowEnv(gym.Env):
         if self._viewer is None:
             from gymforge.envs.lineflow.viewer import HumanViewer
 
-            self._viewer = HumanViewer(title=self.line.name)
+            self._viewer = HumanViewer(fps=self.metadata["render_fps"])
         self._viewer.show(frame)
         return None
 

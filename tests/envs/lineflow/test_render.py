@@ -19,12 +19,12 @@ from gymforge.envs.lineflow.render import (
     OFF_COLOUR,
     POOL_COLOURS,
     SLOT_FULL,
-    HumanViewer,
     LineRenderer,
     back_edges,
 )
 from gymforge.envs.lineflow.scenarios import waiting_time
 from gymforge.envs.lineflow.simpy_engine import LineSimulation
+from gymforge.envs.lineflow.viewer import HumanViewer
 from gymforge.recording import write_animation
 
 WORKING, WAITING = 0, 1  # station.mode values
@@ -352,7 +352,7 @@ def test_lineflow__a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path,
 
 
 def test_lineflow__human_viewer_without_a_display_warns_once_and_shows_nothing(monkeypatch):
-    monkeypatch.setattr("gymforge.envs.lineflow.render.has_display", lambda: False)
+    monkeypatch.setattr("gymforge.envs.lineflow.viewer.has_display", lambda: False)
     viewer = HumanViewer()
     frame = frames_of_the_line(1)[0]
     with pytest.warns(RuntimeWarning, match="needs a display"):

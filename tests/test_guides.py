@@ -1,0 +1,20 @@
+"""The guides' code blocks run, in order, as one script per guide."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+GUIDES = sorted((Path(__file__).resolve().parents[1] / "docs" / "guides").glob("*.md"))
+
+
+@pytest.mark.parametrize("guide", GUIDES, ids=[g.stem for g in GUIDES])
+def test_guides__every_python_block_runs(guide, capsys):
+    blocks = re.findall(r"```python\n(.*?)```", guide.read_text(encoding="utf-8"), flags=re.S)
+    assert blocks, f"{guide.name} has no python blocks"
+    namespace: dict = {"__name__": f"guide_{guide.stem}"}
+    for number, block in enumerate(blocks, start=1):
+        exec(compile(block, f"{guide.name}[block {number}]", "exec"), namespace)
+    assert "must name a station" in capsys.readouterr().out or guide.stem != "build_your_own_line"
