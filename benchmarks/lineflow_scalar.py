@@ -1,38 +1,55 @@
-"""Scalar LineFlow speed: gymforge vs. the anchor lineflow-rl 0.5.0 on the WaitingTime line.
+"""Scalar LineFlow speed and memory: gymforge vs. the anchor lineflow-rl 0.5.0.
 
-What it measures
-    Environment steps per second of one (scalar, non-vectorised) env driven by random actions,
-    on the WaitingTime line:
+One run records the three speed targets of the "LineFlow complete" issue, on five scenarios:
 
-    * gymforge: ``gym.make("LineFlow-WaitingTime-v0")`` (the exact SimPy engine, behind the
-      standard ``gym.make`` wrappers), horizon 4000 time units at step size 1 = 4000 steps.
-    * anchor: lineflow-rl 0.5.0, ``LineSimulation(WaitingTime(), simulation_end=4001)`` (also
-      4000 steps per episode). Optional: skipped, and said so, when ``import lineflow`` fails.
+=====  ===========================================  ===========================================
+key    gymforge (``gym.make``)                       lineflow-rl 0.5.0 (``lineflow.examples``)
+=====  ===========================================  ===========================================
+WT     ``LineFlow-WaitingTime-v0``                   ``WaitingTime()``
+WTJ    ``LineFlow-WaitingTimeJump-v0``               ``WaitingTime(with_jump=True, t_jump_max=2000)``
+PD5    ``LineFlow-PartDistribution-v0`` (k=5)        ``MultiProcess(alternate=False, n_processes=5)``
+WA3    ``LineFlow-WorkerAssignment-v0`` (k=3)        ``WorkerAssignment(n_assemblies=3)``
+CL3    ``LineFlow-ComplexLine-v0`` (k=3)             ``ComplexLine(n_assemblies=3, n_workers=9,
+                                                      scrap_factor=1/3, alternate=False)``
+=====  ===========================================  ===========================================
 
-    Both systems are measured the same way: each episode is reset with the same seed for both,
-    its random actions are drawn with ``env.action_space.sample()`` (action space seeded with the
-    episode seed) *before* the clock starts, and only the ``step`` loop is timed (``reset`` is
-    timed separately and reported on its own). Episodes are interleaved (gymforge, lineflow,
-    gymforge, lineflow, ...) so machine noise hits both alike. ``torch.set_num_threads(1)`` is set
-    deliberately at start-up (both packages import torch).
+Each lineflow-rl line is wrapped as ``lineflow.simulation.LineSimulation(line,
+simulation_end=H + 1)``, which gives exactly ``H`` steps (its ``reset`` consumes one time unit);
+gymforge's default horizon is 4000 time units at step size 1, i.e. 4000 steps.
 
-    With ``--long-horizon`` (the default) it also runs one episode at a 40,000-step horizon per
-    system and reports the rate of the first and the last 1000 steps: gymforge's per-step cost
-    stays O(1), whereas lineflow-rl's grows with the episode (O(n²) episodes, ~30 s or more).
+Targets
+    1. Speed: gymforge >= 5x lineflow-rl env steps/s on each scenario (4000-step episodes, median
+       over ``--episodes`` episodes per system).
+    2. Horizon: gymforge's steps/s in one 40,000-step episode (``gym.make(id, horizon=40000)``)
+       >= 0.8x its 4000-step median, per scenario (per-step cost must not grow with the episode).
+       The lineflow-rl 40,000-step WT episode (its per-step cost grows: O(n^2) episodes, ~45 s)
+       is run for comparison unless ``--no-anchor-long``.
+    3. Memory: peak RSS of a fresh process that imports gymforge and runs one WT episode
+       <= 50% of a fresh process that imports lineflow-rl (``lineflow.simulation`` and
+       ``lineflow.examples``) and runs one WT episode; median of 3 subprocesses each
+       (``ru_maxrss``, KiB on Linux). The gymforge child also reports whether ``torch`` ended up
+       in ``sys.modules`` (it must not).
 
-Target
-    gymforge >= 3× lineflow-rl 0.5.0 steps/s on WaitingTime (horizon 4000, median over episodes).
+Method (speed)
+    Each episode is reset with the same seed for both systems; its random actions are drawn with
+    ``env.action_space.sample()`` (action space seeded with the episode seed) *before* the clock
+    starts, and only the ``step`` loop is timed (``reset`` is timed separately). Episodes are
+    interleaved (gymforge, lineflow, gymforge, lineflow, ...) so machine noise hits both alike,
+    after an untimed 200-step warm-up of each env. ``torch.set_num_threads(1)`` is set
+    deliberately once lineflow-rl is imported (lineflow imports torch; gymforge does not).
+    lineflow-rl's WTJ draws its jump from numpy's global state, so its WTJ episodes are not
+    reproducible from the seed; the others are.
 
-How to run
-    python benchmarks/lineflow_scalar.py [--episodes N] [--no-anchor]
-                                         [--long-horizon | --no-long-horizon]
+How to run (from the repository root)
+    python benchmarks/lineflow_scalar.py [--episodes N] [--no-anchor] [--scenarios WT PD5 ...]
+                                         [--skip-long] [--no-anchor-long] [--skip-memory]
                                          [--out benchmarks/results]
 
     Results go to ``<out>/lineflow_scalar.json`` (machine info, per-episode figures, medians,
-    ratio, command) and ``<out>/lineflow_scalar.md`` (a short table).
+    per-target verdicts, command) and ``<out>/lineflow_scalar.md`` (one table per target).
 
-Figures are medians (with min and max) on a noisy 2-core machine; read the ratio, not the
-absolute rates, and expect a few percent of run-to-run variation.
+Figures are medians (with min and max) on a noisy 2-core machine; read the ratios, not the
+absolute rates, and expect some run-to-run variation.
 """
 
 from __future__ import annotations
@@ -50,6 +67,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -58,7 +76,6 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import torch
 
 import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
 
@@ -66,19 +83,75 @@ SHORT_HORIZON = 4000
 LONG_HORIZON = 40_000
 CHUNK = 1000  # steps between two clock readings within an episode
 EXTRA_ACTIONS = 10  # pre-sampled beyond the expected episode length, as a safety margin
+WARM_UP_STEPS = 200
 BASE_SEED = 1000
+MEMORY_RUNS = 3
+MEMORY_SEED = BASE_SEED
 GYMFORGE = "gymforge"
 LINEFLOW = "lineflow-rl"
 VERSIONED_PACKAGES = ("gymforge", "lineflow-rl", "numpy", "torch", "simpy", "gymnasium", "pygame")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+SPEED_TARGET = 5.0  # gymforge / lineflow-rl steps/s at the short horizon, at least
+HORIZON_TARGET = 0.8  # gymforge steps/s at the long horizon / at the short one, at least
+MEMORY_TARGET = 0.5  # gymforge / lineflow-rl peak RSS, at most
 
 StepFn = Callable[[Any], tuple[Any, Any, bool, bool, Any]]
 
 
+@dataclass(frozen=True)
+class Scenario:
+    """One benchmarked line: its gymforge id and the equivalent lineflow-rl construction."""
+
+    key: str
+    gym_id: str
+    lineflow_class: str  # a name in lineflow.examples
+    lineflow_kwargs: dict[str, Any]
+    lineflow_text: str  # the constructor call as written in the report
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.key: s
+    for s in (
+        Scenario("WT", "LineFlow-WaitingTime-v0", "WaitingTime", {}, "WaitingTime()"),
+        Scenario(
+            "WTJ",
+            "LineFlow-WaitingTimeJump-v0",
+            "WaitingTime",
+            {"with_jump": True, "t_jump_max": 2000},
+            "WaitingTime(with_jump=True, t_jump_max=2000)",
+        ),
+        Scenario(
+            "PD5",
+            "LineFlow-PartDistribution-v0",
+            "MultiProcess",
+            {"alternate": False, "n_processes": 5},
+            "MultiProcess(alternate=False, n_processes=5)",
+        ),
+        Scenario(
+            "WA3",
+            "LineFlow-WorkerAssignment-v0",
+            "WorkerAssignment",
+            {"n_assemblies": 3},
+            "WorkerAssignment(n_assemblies=3)",
+        ),
+        Scenario(
+            "CL3",
+            "LineFlow-ComplexLine-v0",
+            "ComplexLine",
+            {"n_assemblies": 3, "n_workers": 9, "scrap_factor": 1 / 3, "alternate": False},
+            "ComplexLine(n_assemblies=3, n_workers=9, scrap_factor=1/3, alternate=False)",
+        ),
+    )
+}
+
+
 @dataclass
 class System:
-    """One system under test: how to build its env for a horizon (in steps)."""
+    """One system under test on one scenario: how to build its env for a horizon (in steps)."""
 
     name: str
+    scenario: str
     make: Callable[[int], Any]
     description: str
     envs: dict[int, Any] = field(default_factory=dict)
@@ -89,11 +162,19 @@ class System:
             self.envs[horizon] = self.make(horizon)
         return self.envs[horizon]
 
+    def close(self) -> None:
+        """Close and drop every env built so far."""
+        for env in self.envs.values():
+            with contextlib.suppress(Exception):
+                env.close()
+        self.envs.clear()
+
 
 @dataclass
 class Episode:
     """Timings of one episode of one system."""
 
+    scenario: str
     system: str
     horizon: int
     seed: int
@@ -110,24 +191,29 @@ class Episode:
 # Systems
 
 
-def make_gymforge(horizon: int) -> gym.Env:
-    """gymforge's WaitingTime env of ``horizon`` steps (step size 1), as users get it."""
-    if horizon == SHORT_HORIZON:
-        return gym.make("LineFlow-WaitingTime-v0")
-    return gym.make("LineFlow-WaitingTime-v0", horizon=horizon)
+def gymforge_factory(scenario: Scenario) -> Callable[[int], gym.Env]:
+    """``horizon -> env`` for gymforge's ``scenario`` (step size 1), as users get it."""
+
+    def make(horizon: int) -> gym.Env:
+        if horizon == SHORT_HORIZON:
+            return gym.make(scenario.gym_id)  # the default horizon
+        return gym.make(scenario.gym_id, horizon=horizon)
+
+    return make
 
 
-def import_lineflow() -> tuple[Callable[[int], Any] | None, str | None]:
-    """Import the anchor quietly; return its env factory, or ``None`` and why it is skipped.
+def import_lineflow() -> tuple[Any, str | None]:
+    """Import the anchor quietly; return ``(LineSimulation, lineflow.examples)`` or why not.
 
     lineflow's ``__init__`` sets the root logger to DEBUG and adds a stdout handler; both are
-    undone here so the benchmark's output stays readable.
+    undone here so the benchmark's output stays readable. lineflow imports torch, whose thread
+    count is then set to 1 deliberately.
     """
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # lineflow imports pygame
     root = logging.getLogger()
     level, handlers = root.level, list(root.handlers)
     try:
-        from lineflow.examples import WaitingTime
+        import lineflow.examples as examples
         from lineflow.simulation import LineSimulation
     except Exception as error:  # any import failure means "no anchor", not a crash
         return None, f"import lineflow failed: {type(error).__name__}: {error}"
@@ -136,32 +222,48 @@ def import_lineflow() -> tuple[Callable[[int], Any] | None, str | None]:
         for handler in list(root.handlers):
             if handler not in handlers:
                 root.removeHandler(handler)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+    return (LineSimulation, examples), None
+
+
+def lineflow_factory(anchor: Any, scenario: Scenario) -> Callable[[int], Any]:
+    """``horizon -> env`` for lineflow-rl's equivalent of ``scenario``."""
+    line_simulation, examples = anchor
+    line_class = getattr(examples, scenario.lineflow_class)
 
     def make(horizon: int) -> Any:
         # simulation_end = horizon + 1 gives exactly `horizon` steps (reset consumes one).
-        return LineSimulation(WaitingTime(), simulation_end=horizon + 1)
+        return line_simulation(line_class(**scenario.lineflow_kwargs), simulation_end=horizon + 1)
 
-    return make, None
+    return make
 
 
-def build_systems(anchor: bool) -> tuple[list[System], str | None]:
-    """The systems to measure, gymforge first; plus the reason the anchor is skipped, if it is."""
+def build_systems(scenario: Scenario, anchor: Any) -> list[System]:
+    """The systems to measure on ``scenario``, gymforge first (the anchor only if imported)."""
     systems = [
-        System(GYMFORGE, make_gymforge, 'gym.make("LineFlow-WaitingTime-v0"[, horizon=H])'),
+        System(
+            GYMFORGE,
+            scenario.key,
+            gymforge_factory(scenario),
+            f'gym.make("{scenario.gym_id}"[, horizon=H])',
+        )
     ]
-    if not anchor:
-        return systems, "disabled with --no-anchor"
-    make, reason = import_lineflow()
-    if make is None:
-        return systems, reason
-    systems.append(
-        System(LINEFLOW, make, "LineSimulation(WaitingTime(), simulation_end=H + 1)"),
-    )
-    return systems, None
+    if anchor is not None:
+        systems.append(
+            System(
+                LINEFLOW,
+                scenario.key,
+                lineflow_factory(anchor, scenario),
+                f"LineSimulation({scenario.lineflow_text}, simulation_end=H + 1)",
+            )
+        )
+    return systems
 
 
 # --------------------------------------------------------------------------------------------
-# Measurement
+# Speed measurement
 
 
 def sample_actions(env: Any, seed: int, count: int) -> list[Any]:
@@ -208,12 +310,13 @@ def run_episode(system: System, horizon: int, seed: int) -> Episode:
     reset_s = time.perf_counter() - start
     steps, marks = timed_steps(env.step, actions)
     if steps != horizon:
-        print(f"  note: {system.name} episode ran {steps} steps, expected {horizon}")
+        print(f"  note: {system.scenario} {system.name} episode ran {steps} steps, not {horizon}")
     step_s = marks[-1][1] - marks[0][1]
     last_start = max(0, steps - CHUNK)
     if last_start not in dict(marks):  # episode length not a multiple of CHUNK
         last_start = max(n for n, _ in marks if n <= last_start)
     return Episode(
+        scenario=system.scenario,
         system=system.name,
         horizon=horizon,
         seed=seed,
@@ -227,7 +330,7 @@ def run_episode(system: System, horizon: int, seed: int) -> Episode:
     )
 
 
-def warm_up(systems: list[System], steps: int = 200) -> None:
+def warm_up(systems: list[System], steps: int = WARM_UP_STEPS) -> None:
     """A short untimed episode per system: first-call costs (caches, checkers) stay out."""
     for system in systems:
         env = system.env(SHORT_HORIZON)
@@ -236,9 +339,18 @@ def warm_up(systems: list[System], steps: int = 200) -> None:
             env.step(action)
 
 
-def run_interleaved(
-    systems: list[System], horizon: int, episodes: int, log: Callable[[str], None]
-) -> list[Episode]:
+def log_episode(episode: Episode, index: int, episodes: int) -> None:
+    """One progress line."""
+    print(
+        f"  {episode.scenario:<4} {episode.system:<12} horizon {episode.horizon:>6}  "
+        f"episode {index + 1}/{episodes}  {episode.steps_per_s:>9.0f} steps/s  "
+        f"(first/last {CHUNK}: {episode.first_1000_steps_per_s:.0f}/"
+        f"{episode.last_1000_steps_per_s:.0f})",
+        flush=True,
+    )
+
+
+def run_interleaved(systems: list[System], horizon: int, episodes: int) -> list[Episode]:
     """``episodes`` rounds, each running one episode of every system in turn (A, B, A, B, ...)."""
     results = []
     for index in range(episodes):
@@ -246,27 +358,163 @@ def run_interleaved(
         for system in systems:
             episode = run_episode(system, horizon, seed)
             results.append(episode)
-            log(
-                f"  {system.name:<12} horizon {horizon:>6}  episode {index + 1}/{episodes}  "
-                f"{episode.steps_per_s:>9.0f} steps/s  (first/last {CHUNK}: "
-                f"{episode.first_1000_steps_per_s:.0f}/{episode.last_1000_steps_per_s:.0f})"
-            )
+            log_episode(episode, index, episodes)
+    return results
+
+
+def run_scenario(
+    scenario: Scenario, anchor: Any, episodes: int, long: bool, anchor_long: bool
+) -> list[Episode]:
+    """Targets 1 and 2 for one scenario: interleaved short episodes, then the long ones."""
+    systems = build_systems(scenario, anchor)
+    try:
+        warm_up(systems)
+        results = run_interleaved(systems, SHORT_HORIZON, episodes)
+        if long:
+            for system in systems:
+                if system.name == GYMFORGE or (anchor_long and scenario.key == "WT"):
+                    episode = run_episode(system, LONG_HORIZON, BASE_SEED)
+                    results.append(episode)
+                    log_episode(episode, 0, 1)
+    finally:
+        for system in systems:
+            system.close()
     return results
 
 
 # --------------------------------------------------------------------------------------------
-# Summary and output
+# Memory measurement (fresh subprocesses)
+
+_EPISODE_CODE = """
+n = 0
+env.reset(seed={seed})
+env.action_space.seed({seed})
+while True:
+    n += 1
+    _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+    if terminated or truncated:
+        break
+"""
+
+_REPORT_CODE = """
+print("RESULT " + json.dumps({{
+    "import_maxrss_kib": import_rss,
+    "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    "steps": n,
+    "torch_imported": "torch" in sys.modules,
+}}), flush=True)
+"""
+
+MEMORY_CODE = {
+    GYMFORGE: """
+import json, resource, sys
+import gymforge
+import gymnasium as gym
+import_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+env = gym.make("LineFlow-WaitingTime-v0")
+""",
+    LINEFLOW: """
+import json, resource, sys
+import lineflow.simulation
+import lineflow.examples
+import torch
+torch.set_num_threads(1)
+import_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+env = lineflow.simulation.LineSimulation(lineflow.examples.WaitingTime(), simulation_end=4001)
+""",
+}
+
+
+def memory_child_code(system: str) -> str:
+    """The complete program a fresh memory-measuring child runs for ``system``."""
+    return (
+        textwrap.dedent(MEMORY_CODE[system])
+        + _EPISODE_CODE.format(seed=MEMORY_SEED)
+        + _REPORT_CODE.format()
+    )
+
+
+def run_memory_child(system: str) -> dict[str, Any]:
+    """Run one fresh child for ``system``; return its figures (or an ``error``)."""
+    env = dict(os.environ, PYGAME_HIDE_SUPPORT_PROMPT="1")
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", memory_child_code(system)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wall_s = time.perf_counter() - start
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith("RESULT "):
+            return {"system": system, "wall_s": wall_s, **json.loads(line[len("RESULT ") :])}
+    tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+    return {"system": system, "wall_s": wall_s, "error": f"rc {done.returncode}: {tail}"}
+
+
+def measure_memory(systems: list[str], runs: int) -> list[dict[str, Any]]:
+    """``runs`` rounds of one fresh child per system, interleaved."""
+    results = []
+    for index in range(runs):
+        for system in systems:
+            result = run_memory_child(system)
+            results.append(result)
+            if "error" in result:
+                print(f"  memory {system:<12} run {index + 1}/{runs}  FAILED {result['error']}")
+                continue
+            print(
+                f"  memory {system:<12} run {index + 1}/{runs}  peak RSS "
+                f"{result['maxrss_kib'] / 1024:7.1f} MiB (after import "
+                f"{result['import_maxrss_kib'] / 1024:.1f}), {result['steps']} steps, "
+                f"torch imported: {result['torch_imported']}",
+                flush=True,
+            )
+    return results
+
+
+def summarise_memory(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Median peak RSS (and after-import RSS) per system over the successful children."""
+    summary: dict[str, dict[str, Any]] = {}
+    for system in dict.fromkeys(r["system"] for r in runs):
+        good = [r for r in runs if r["system"] == system and "error" not in r]
+        if not good:
+            summary[system] = {"runs": 0, "errors": len(runs)}
+            continue
+        summary[system] = {
+            "runs": len(good),
+            "errors": sum(1 for r in runs if r["system"] == system and "error" in r),
+            "median_maxrss_kib": statistics.median(r["maxrss_kib"] for r in good),
+            "min_maxrss_kib": min(r["maxrss_kib"] for r in good),
+            "max_maxrss_kib": max(r["maxrss_kib"] for r in good),
+            "median_import_maxrss_kib": statistics.median(r["import_maxrss_kib"] for r in good),
+            "median_wall_s": statistics.median(r["wall_s"] for r in good),
+            "torch_imported": any(r["torch_imported"] for r in good),
+        }
+    return summary
+
+
+# --------------------------------------------------------------------------------------------
+# Summary and verdicts
+
+
+def summary_key(scenario: str, system: str, horizon: int) -> str:
+    """The key of one group of episodes in the summary."""
+    return f"{scenario}/{system}@{horizon}"
 
 
 def summarise(episodes: list[Episode]) -> dict[str, dict[str, Any]]:
-    """Median, min and max steps/s per ``"system@horizon"``."""
+    """Median, min and max steps/s per ``"scenario/system@horizon"``."""
     groups: dict[str, list[Episode]] = {}
     for episode in episodes:
-        groups.setdefault(f"{episode.system}@{episode.horizon}", []).append(episode)
+        key = summary_key(episode.scenario, episode.system, episode.horizon)
+        groups.setdefault(key, []).append(episode)
     summary = {}
     for key, group in groups.items():
         rates = [e.steps_per_s for e in group]
         summary[key] = {
+            "scenario": group[0].scenario,
             "system": group[0].system,
             "horizon": group[0].horizon,
             "episodes": len(group),
@@ -284,6 +532,75 @@ def summarise(episodes: list[Episode]) -> dict[str, dict[str, Any]]:
     return summary
 
 
+def median_rate(summary: dict[str, dict[str, Any]], scenario: str, system: str, horizon: int):
+    """The median steps/s of one group, or ``None`` when it was not measured."""
+    row = summary.get(summary_key(scenario, system, horizon))
+    return None if row is None else row["median_steps_per_s"]
+
+
+def speed_verdicts(summary: dict[str, dict[str, Any]], scenarios: list[str]) -> dict[str, Any]:
+    """Target 1 per scenario: gymforge / lineflow-rl median steps/s at the short horizon."""
+    rows = {}
+    for key in scenarios:
+        ours = median_rate(summary, key, GYMFORGE, SHORT_HORIZON)
+        theirs = median_rate(summary, key, LINEFLOW, SHORT_HORIZON)
+        ratio = None if ours is None or theirs is None else ours / theirs
+        rows[key] = {
+            "gymforge_median_steps_per_s": ours,
+            "lineflow_median_steps_per_s": theirs,
+            "ratio": ratio,
+            "passed": None if ratio is None else ratio >= SPEED_TARGET,
+        }
+    return {"target": f">= {SPEED_TARGET:g}x", "scenarios": rows, "passed": all_passed(rows)}
+
+
+def horizon_verdicts(summary: dict[str, dict[str, Any]], scenarios: list[str]) -> dict[str, Any]:
+    """Target 2 per scenario: gymforge steps/s at the long horizon / the short-horizon median."""
+    rows = {}
+    for key in scenarios:
+        short = median_rate(summary, key, GYMFORGE, SHORT_HORIZON)
+        long = median_rate(summary, key, GYMFORGE, LONG_HORIZON)
+        ratio = None if short is None or long is None else long / short
+        rows[key] = {
+            "short_median_steps_per_s": short,
+            "long_steps_per_s": long,
+            "ratio": ratio,
+            "passed": None if ratio is None else ratio >= HORIZON_TARGET,
+        }
+    return {"target": f">= {HORIZON_TARGET:g}", "scenarios": rows, "passed": all_passed(rows)}
+
+
+def memory_verdict(summary: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Target 3: gymforge / lineflow-rl median peak RSS, and torch kept out of gymforge."""
+    ours = summary.get(GYMFORGE, {}).get("median_maxrss_kib")
+    theirs = summary.get(LINEFLOW, {}).get("median_maxrss_kib")
+    ratio = None if ours is None or theirs is None else ours / theirs
+    torch_imported = summary.get(GYMFORGE, {}).get("torch_imported")
+    return {
+        "target": f"<= {MEMORY_TARGET:g}",
+        "gymforge_median_maxrss_kib": ours,
+        "lineflow_median_maxrss_kib": theirs,
+        "ratio": ratio,
+        "passed": None if ratio is None else ratio <= MEMORY_TARGET,
+        "gymforge_torch_imported": torch_imported,
+        "torch_check_passed": None if torch_imported is None else not torch_imported,
+    }
+
+
+def all_passed(rows: dict[str, dict[str, Any]]) -> bool | None:
+    """``False`` if any row failed, ``True`` if all passed, else ``None`` (not all measured)."""
+    verdicts = [row["passed"] for row in rows.values()]
+    if False in verdicts:
+        return False
+    if None in verdicts or not verdicts:
+        return None
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# Reporting
+
+
 def package_version(name: str) -> str | None:
     """Installed version of distribution ``name``, or ``None``."""
     try:
@@ -294,13 +611,16 @@ def package_version(name: str) -> str | None:
 
 def git_revision() -> str | None:
     """``HEAD`` of the repository holding this file, with ``+dirty`` for local changes."""
-    root = Path(__file__).resolve().parent.parent
     try:
         head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True
+            ["git", "status", "--porcelain"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -310,6 +630,7 @@ def git_revision() -> str | None:
 def machine_info() -> dict[str, Any]:
     """Platform, CPUs, interpreter, thread settings and package versions."""
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    torch = sys.modules.get("torch")
     return {
         "platform": platform.platform(),
         "machine": platform.machine(),
@@ -318,7 +639,7 @@ def machine_info() -> dict[str, Any]:
         "cpus_usable": affinity,
         "python": sys.version.split()[0],
         "python_implementation": platform.python_implementation(),
-        "torch_num_threads": torch.get_num_threads(),
+        "torch_num_threads": None if torch is None else torch.get_num_threads(),
         "versions": {name: package_version(name) for name in VERSIONED_PACKAGES},
         "git_revision": git_revision(),
     }
@@ -332,56 +653,188 @@ def command_line() -> str:
     return shlex.join(["python", str(script), *sys.argv[1:]])
 
 
-def fmt_rate(value: float) -> str:
+def fmt_rate(value: float | None) -> str:
     """A steps/s figure with thousands separators."""
-    return f"{value:,.0f}"
+    return "–" if value is None else f"{value:,.0f}"
 
 
-def markdown_table(summary: dict[str, dict[str, Any]]) -> list[str]:
-    """The result table as Markdown lines."""
+def fmt_mib(kib: float | None) -> str:
+    """KiB as MiB with one decimal."""
+    return "–" if kib is None else f"{kib / 1024:,.1f}"
+
+
+def fmt_verdict(passed: bool | None) -> str:
+    """PASS, FAIL or not measured."""
+    return {True: "PASS", False: "**FAIL**", None: "not measured"}[passed]
+
+
+def fmt_range(row: dict[str, Any] | None) -> str:
+    """``median (min–max)`` of a summary row."""
+    if row is None:
+        return "–"
+    if row["episodes"] == 1:
+        return fmt_rate(row["median_steps_per_s"])
+    return (
+        f"{fmt_rate(row['median_steps_per_s'])} "
+        f"({fmt_rate(row['min_steps_per_s'])}–{fmt_rate(row['max_steps_per_s'])})"
+    )
+
+
+def speed_table(report: dict[str, Any]) -> list[str]:
+    """Target 1 as Markdown lines."""
+    summary = report["summary"]
     lines = [
-        "| system | horizon (steps) | episodes | median steps/s (min–max) "
-        f"| first / last {CHUNK} steps, steps/s | reset (s) |",
-        "|---|---:|---:|---|---|---:|",
+        f"| scenario | gymforge steps/s, median (min–max) | lineflow-rl steps/s, median "
+        f"(min–max) | ratio | ≥ {SPEED_TARGET:g}× |",
+        "|---|---|---|---:|---|",
     ]
-    for row in summary.values():
+    for key, row in report["targets"]["speed"]["scenarios"].items():
+        ratio = "–" if row["ratio"] is None else f"{row['ratio']:.1f}×"
         lines.append(
-            f"| {row['system']} | {row['horizon']:,} | {row['episodes']} "
-            f"| {fmt_rate(row['median_steps_per_s'])} "
-            f"({fmt_rate(row['min_steps_per_s'])}–{fmt_rate(row['max_steps_per_s'])}) "
-            f"| {fmt_rate(row['median_first_1000_steps_per_s'])} / "
-            f"{fmt_rate(row['median_last_1000_steps_per_s'])} "
-            f"| {row['median_reset_s']:.3f} |"
+            f"| {key} | {fmt_range(summary.get(summary_key(key, GYMFORGE, SHORT_HORIZON)))} "
+            f"| {fmt_range(summary.get(summary_key(key, LINEFLOW, SHORT_HORIZON)))} "
+            f"| {ratio} | {fmt_verdict(row['passed'])} |"
         )
     return lines
 
 
-def ratio_line(ratio: float | None, skipped: str | None) -> str:
-    """One line stating the speed-up over the anchor (or why there is none)."""
-    if ratio is None:
-        return f"Ratio: not measured — anchor skipped ({skipped})."
-    verdict = "meets" if ratio >= 3 else "MISSES"
-    return (
-        f"Ratio gymforge / lineflow-rl 0.5.0 at horizon {SHORT_HORIZON:,} (medians): "
-        f"**{ratio:.1f}×** — {verdict} the ≥ 3× target."
-    )
+def horizon_table(report: dict[str, Any]) -> list[str]:
+    """Target 2 as Markdown lines (plus lineflow-rl's long WT episode, if run)."""
+    summary = report["summary"]
+    lines = [
+        f"| scenario | system | {SHORT_HORIZON:,}-step median steps/s | {LONG_HORIZON:,}-step "
+        f"steps/s | first / last {CHUNK} steps at {LONG_HORIZON:,} | long / short "
+        f"| ≥ {HORIZON_TARGET:g} |",
+        "|---|---|---:|---:|---|---:|---|",
+    ]
+    for key, row in report["targets"]["horizon"]["scenarios"].items():
+        for system in (GYMFORGE, LINEFLOW):
+            long_row = summary.get(summary_key(key, system, LONG_HORIZON))
+            if system == LINEFLOW and long_row is None:
+                continue
+            short = median_rate(summary, key, system, SHORT_HORIZON)
+            long = None if long_row is None else long_row["median_steps_per_s"]
+            ratio = None if short is None or long is None else long / short
+            chunks = (
+                "–"
+                if long_row is None
+                else f"{fmt_rate(long_row['median_first_1000_steps_per_s'])} / "
+                f"{fmt_rate(long_row['median_last_1000_steps_per_s'])}"
+            )
+            verdict = fmt_verdict(row["passed"]) if system == GYMFORGE else "(anchor, no target)"
+            lines.append(
+                f"| {key} | {system} | {fmt_rate(short)} | {fmt_rate(long)} | {chunks} "
+                f"| {'–' if ratio is None else f'{ratio:.2f}'} | {verdict} |"
+            )
+    return lines
+
+
+def memory_table(report: dict[str, Any]) -> list[str]:
+    """Target 3 as Markdown lines."""
+    memory = report["memory"]
+    lines = [
+        "| system (fresh process, import + one WT episode) | runs | peak RSS MiB, median "
+        "(min–max) | after import MiB | `torch` in `sys.modules` |",
+        "|---|---:|---|---:|---|",
+    ]
+    for system, row in memory["summary"].items():
+        if not row["runs"]:
+            lines.append(f"| {system} | 0 ({row['errors']} failed) | – | – | – |")
+            continue
+        lines.append(
+            f"| {system} | {row['runs']} | {fmt_mib(row['median_maxrss_kib'])} "
+            f"({fmt_mib(row['min_maxrss_kib'])}–{fmt_mib(row['max_maxrss_kib'])}) "
+            f"| {fmt_mib(row['median_import_maxrss_kib'])} | {row['torch_imported']} |"
+        )
+    return lines
+
+
+def verdict_lines(report: dict[str, Any]) -> list[str]:
+    """One line per target."""
+    targets = report["targets"]
+    lines = []
+    speed = targets.get("speed")
+    if speed is not None:
+        why = "" if speed["passed"] is not None else f" (anchor skipped: {report['anchor_skipped']})"
+        lines.append(
+            f"- Target 1, gymforge ≥ {SPEED_TARGET:g}× lineflow-rl steps/s on every scenario: "
+            f"{fmt_verdict(speed['passed'])}{why}."
+        )
+    horizon = targets.get("horizon")
+    if horizon is not None:
+        lines.append(
+            f"- Target 2, gymforge {LONG_HORIZON:,}-step steps/s ≥ {HORIZON_TARGET:g}× the "
+            f"{SHORT_HORIZON:,}-step figure on every scenario: {fmt_verdict(horizon['passed'])}."
+        )
+    else:
+        lines.append("- Target 2: skipped (--skip-long).")
+    memory = targets.get("memory")
+    if memory is not None:
+        ratio = "" if memory["ratio"] is None else f" (ratio {memory['ratio']:.2f})"
+        lines.append(
+            f"- Target 3, gymforge peak RSS ≤ {MEMORY_TARGET:.0%} of lineflow-rl's: "
+            f"{fmt_verdict(memory['passed'])}{ratio}; torch not imported by gymforge: "
+            f"{fmt_verdict(memory['torch_check_passed'])}."
+        )
+    else:
+        lines.append("- Target 3: skipped (--skip-memory).")
+    return lines
 
 
 def render_markdown(report: dict[str, Any]) -> str:
     """The human-readable report."""
     machine = report["machine"]
     versions = ", ".join(f"{k} {v}" for k, v in machine["versions"].items() if v is not None)
+    episodes = report["method"]["episodes_per_system"]
     lines = [
-        "# LineFlow WaitingTime, scalar env: steps per second",
+        "# LineFlow, scalar env: steps per second and memory, gymforge vs. lineflow-rl 0.5.0",
         "",
-        f"Random actions (pre-sampled with `action_space.sample()`), step loop timed, "
-        f"episodes interleaved, `torch.set_num_threads(1)`. Run {report['started_utc']} on "
-        f"{machine['platform']}, {machine['cpu_count']} CPUs, Python {machine['python']}.",
-        "Figures are medians on a noisy 2-core machine; compare the ratio, not absolute rates.",
+        f"Run {report['started_utc']} ({report['wall_s']:.0f} s) on {machine['platform']}, "
+        f"{machine['cpu_count']} CPUs, Python {machine['python']}. Random actions pre-sampled with "
+        "`action_space.sample()`, step loop timed, episodes interleaved gymforge / lineflow-rl "
+        f"with the same seeds, {WARM_UP_STEPS}-step warm-up, `torch.set_num_threads(1)` "
+        "(lineflow-rl imports torch). Figures are medians on a noisy 2-core machine: compare "
+        "ratios, not absolute rates.",
         "",
-        *markdown_table(report["summary"]),
+        *verdict_lines(report),
         "",
-        ratio_line(report["ratio"], report["anchor_skipped"]),
+        f"## Target 1: steps/s at horizon {SHORT_HORIZON:,} ({episodes} episodes per system)",
+        "",
+        *speed_table(report),
+        "",
+    ]
+    if report["anchor_skipped"]:
+        lines += [f"Anchor skipped: {report['anchor_skipped']}.", ""]
+    if "horizon" in report["targets"]:
+        lines += [
+            f"## Target 2: gymforge steps/s at horizon {LONG_HORIZON:,} vs. {SHORT_HORIZON:,}",
+            "",
+            f"One {LONG_HORIZON:,}-step episode per scenario (`gym.make(id, horizon="
+            f"{LONG_HORIZON})`), against the {SHORT_HORIZON:,}-step median above.",
+            "",
+            *horizon_table(report),
+            "",
+        ]
+    if report["memory"] is not None:
+        lines += [
+            "## Target 3: peak RSS of a fresh process",
+            "",
+            "Each child imports its package and runs one WT episode with random actions, then "
+            f"prints `ru_maxrss`; median of {report['memory']['runs_per_system']} interleaved "
+            "children per system. gymforge: `import gymforge`, "
+            '`gym.make("LineFlow-WaitingTime-v0")`. lineflow-rl: `import lineflow.simulation, '
+            "lineflow.examples`, `LineSimulation(WaitingTime(), simulation_end=4001)`.",
+            "",
+            *memory_table(report),
+            "",
+        ]
+    lines += [
+        "Systems:",
+        "",
+        *(
+            f"- {scenario}: {', '.join(f'{name} `{text}`' for name, text in systems.items())}"
+            for scenario, systems in report["systems"].items()
+        ),
         "",
         f"Versions: {versions}.",
         "",
@@ -411,35 +864,55 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def ratio_of(summary: dict[str, dict[str, Any]]) -> float | None:
-    """gymforge median / lineflow-rl median at the short horizon, if both were measured."""
-    ours = summary.get(f"{GYMFORGE}@{SHORT_HORIZON}")
-    anchor = summary.get(f"{LINEFLOW}@{SHORT_HORIZON}")
-    if ours is None or anchor is None:
-        return None
-    return ours["median_steps_per_s"] / anchor["median_steps_per_s"]
-
-
 # --------------------------------------------------------------------------------------------
 # Entry point
+
+
+def parse_scenarios(values: Sequence[str]) -> list[str]:
+    """Scenario keys from ``--scenarios`` (space- or comma-separated, any case), in table order."""
+    wanted = {v.strip().upper() for value in values for v in value.split(",") if v.strip()}
+    unknown = wanted - set(SCENARIOS)
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown scenario(s) {sorted(unknown)}; choose from {list(SCENARIOS)}"
+        )
+    return [key for key in SCENARIOS if key in wanted]
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(
-        description="Scalar LineFlow WaitingTime steps/s: gymforge vs. lineflow-rl 0.5.0."
+        description="Scalar LineFlow steps/s and memory: gymforge vs. lineflow-rl 0.5.0."
     )
     parser.add_argument(
-        "--episodes", type=int, default=5, help="episodes per system at horizon 4000 (default 5)"
+        "--episodes",
+        type=int,
+        default=5,
+        help=f"episodes per system and scenario at horizon {SHORT_HORIZON} (default 5, min 3 "
+        "for the targets)",
     )
     parser.add_argument(
         "--no-anchor", action="store_true", help="measure gymforge only, skip lineflow-rl"
     )
     parser.add_argument(
-        "--long-horizon",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help=f"also run one {LONG_HORIZON:,}-step episode per system (default: on)",
+        "--scenarios",
+        nargs="+",
+        default=list(SCENARIOS),
+        metavar="KEY",
+        help=f"subset of {', '.join(SCENARIOS)} (default: all)",
+    )
+    parser.add_argument(
+        "--skip-long",
+        action="store_true",
+        help=f"skip the {LONG_HORIZON:,}-step episodes (target 2)",
+    )
+    parser.add_argument(
+        "--no-anchor-long",
+        action="store_true",
+        help=f"skip lineflow-rl's {LONG_HORIZON:,}-step WT episode (~45 s; no target depends on it)",
+    )
+    parser.add_argument(
+        "--skip-memory", action="store_true", help="skip the peak-RSS subprocesses (target 3)"
     )
     parser.add_argument(
         "--out",
@@ -450,33 +923,74 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error("--episodes must be >= 1")
+    try:
+        args.scenarios = parse_scenarios(args.scenarios)
+    except argparse.ArgumentTypeError as error:
+        parser.error(str(error))
+    if not args.scenarios:
+        parser.error("--scenarios selected nothing")
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark, write the results and print the table."""
+    """Run the benchmark, write the results and print the tables."""
     args = parse_args(argv)
-    torch.set_num_threads(1)  # deliberate: both systems import torch; keep it off the 2nd core
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    systems, skipped = build_systems(anchor=not args.no_anchor)
-    print(f"torch.set_num_threads(1) set deliberately (now {torch.get_num_threads()} thread).")
-    if skipped:
+    clock = time.perf_counter()
+    anchor, skipped = (None, "disabled with --no-anchor")
+    if not args.no_anchor:
+        anchor, skipped = import_lineflow()
+    if anchor is not None:
+        print("torch.set_num_threads(1) set deliberately (lineflow-rl imports torch).")
+    else:
         print(f"Anchor lineflow-rl skipped: {skipped}.")
+    if args.episodes < 3:
+        print(f"note: {args.episodes} episode(s) per system; the targets ask for a median of >= 3.")
     print(
-        f"Systems: {', '.join(s.name for s in systems)}; "
-        f"{args.episodes} episode(s) per system at horizon {SHORT_HORIZON}, interleaved."
+        f"Scenarios {', '.join(args.scenarios)}; {args.episodes} episode(s) per system at horizon "
+        f"{SHORT_HORIZON}, interleaved"
+        + ("" if args.skip_long else f"; one {LONG_HORIZON}-step episode each")
+        + ("" if args.skip_memory else "; memory subprocesses")
+        + ".",
+        flush=True,
     )
 
-    warm_up(systems)
-    episodes = run_interleaved(systems, SHORT_HORIZON, args.episodes, print)
-    if args.long_horizon:
-        episodes += run_interleaved(systems, LONG_HORIZON, 1, print)
+    episodes: list[Episode] = []
+    for key in args.scenarios:
+        episodes += run_scenario(
+            SCENARIOS[key],
+            anchor,
+            args.episodes,
+            long=not args.skip_long,
+            anchor_long=not args.no_anchor_long,
+        )
+
+    memory = None
+    if not args.skip_memory:
+        memory_systems = [GYMFORGE] if anchor is None else [GYMFORGE, LINEFLOW]
+        runs = measure_memory(memory_systems, MEMORY_RUNS)
+        memory = {
+            "runs_per_system": MEMORY_RUNS,
+            "seed": MEMORY_SEED,
+            "code": {system: memory_child_code(system) for system in memory_systems},
+            "runs": runs,
+            "summary": summarise_memory(runs),
+        }
 
     summary = summarise(episodes)
-    ratio = ratio_of(summary)
+    targets: dict[str, Any] = {"speed": speed_verdicts(summary, args.scenarios)}
+    if not args.skip_long:
+        targets["horizon"] = horizon_verdicts(summary, args.scenarios)
+    if memory is not None:
+        targets["memory"] = memory_verdict(memory["summary"])
+    all_systems = {
+        key: {s.name: s.description for s in build_systems(SCENARIOS[key], anchor)}
+        for key in args.scenarios
+    }
     report = {
         "benchmark": "lineflow_scalar",
         "started_utc": started,
+        "wall_s": time.perf_counter() - clock,
         "command": command_line(),
         "interpreter": sys.executable,
         "method": {
@@ -484,27 +998,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             "before the clock starts (same for both systems)",
             "timed": "the step loop only; reset timed separately",
             "interleaved": True,
-            "warm_up_steps_per_system": 200,
+            "episodes_per_system": args.episodes,
+            "warm_up_steps_per_system": WARM_UP_STEPS,
             "chunk_steps": CHUNK,
-            "seeds": f"episode i uses seed {BASE_SEED} + i for both systems",
+            "seeds": f"episode i uses seed {BASE_SEED} + i for both systems; long episodes "
+            f"seed {BASE_SEED}",
+            "short_horizon": SHORT_HORIZON,
+            "long_horizon": None if args.skip_long else LONG_HORIZON,
+            "anchor_long_horizon": not args.skip_long and not args.no_anchor_long,
             "torch_num_threads": 1,
         },
-        "systems": {s.name: s.description for s in systems},
+        "scenarios": {
+            key: {"gym_id": SCENARIOS[key].gym_id, "lineflow": SCENARIOS[key].lineflow_text}
+            for key in args.scenarios
+        },
+        "systems": all_systems,
         "anchor_skipped": skipped,
         "machine": machine_info(),
         "episodes": [asdict(e) for e in episodes],
         "summary": summary,
-        "ratio": ratio,
-        "target_ratio": 3.0,
+        "memory": memory,
+        "targets": targets,
     }
     args.out.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out / "lineflow_scalar.json", json.dumps(report, indent=2) + "\n")
-    write_atomic(args.out / "lineflow_scalar.md", render_markdown(report))
+    markdown = render_markdown(report)
+    write_atomic(args.out / "lineflow_scalar.md", markdown)
 
     print()
-    print("\n".join(markdown_table(summary)))
-    print()
-    print(ratio_line(ratio, skipped))
+    print(markdown)
     print(f"Wrote {args.out / 'lineflow_scalar.json'} and {args.out / 'lineflow_scalar.md'}.")
     return 0
 

@@ -53,6 +53,9 @@ def render_page(spec: EnvSpec) -> str:
     ]
     doc = inspect.cleandoc(type(base).__doc__ or "")
     lines += [doc, ""]
+    describe = getattr(base, "describe_variant", None)
+    if describe is not None:
+        lines += [describe()]
     features = getattr(base, "features", None)
     if features:
         lines += [f"## Observation features of `{spec.id}`", ""]

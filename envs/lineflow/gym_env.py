@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -108,8 +109,11 @@ class LineFlowEnv(gym.Env):
             if scenario not in SCENARIOS:
                 raise ValueError(f"scenario must be one of {sorted(SCENARIOS)}, got {scenario!r}")
             line = make_scenario(scenario, **(scenario_kwargs or {}))
+            self._line_doc = SCENARIOS[scenario].__doc__ or ""
         elif not isinstance(line, LineSpec):
             raise ValueError(f"line must be a LineSpec, got {type(line).__name__}")
+        else:
+            self._line_doc = ""
         for name, value in (("horizon", horizon), ("step_size", step_size)):
             if (
                 isinstance(value, bool)
@@ -216,6 +220,21 @@ class LineFlowEnv(gym.Env):
         if self.history is not None:
             self.history.record(sim, action)
         return self._observation(), reward, False, self._done, self._info(truncation)
+
+    def describe_variant(self) -> str:
+        """Markdown for this env's docs page: the line's description and its action entries."""
+        doc = inspect.cleandoc(self._line_doc) if self._line_doc else "A user-built line."
+        rows = [f"## Line `{self.line.name}`", "", doc, "", "### Action entries", ""]
+        rows += ["| Index | Name | Choices | Meaning |", "|---|---|---|---|"]
+        for i, slot in enumerate(self.action_slots):
+            labels = list(slot.labels)
+            shown = (
+                ", ".join(labels)
+                if len(labels) <= 6
+                else f"{labels[0]}, {labels[1]}, …, {labels[-1]}"
+            )
+            rows.append(f"| {i} | `{slot.name}` | {slot.n} | {shown} |")
+        return "\n".join(rows) + "\n"
 
     def history_frame(self) -> Any:
         """This episode's recorded states as a pandas DataFrame (needs ``record_history=True``)."""
