@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 
 from gymforge.registry import EnvSpec, all_specs
 
@@ -27,6 +29,56 @@ REQUIRED_HEADINGS = (
     "Arguments",
     "Version History",
 )
+
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def reference_figures(env_id: str, results: Path = RESULTS) -> str:
+    """The id's measured controller figures from ``benchmarks/results/*_controllers.json``."""
+    rows: dict[str, list[dict]] = {}
+    findings: list[dict] = []
+    source = None
+    for path in sorted(results.glob("*_controllers.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for episode in data.get("episodes", []):
+            if (
+                episode["env_id"] == env_id
+                and episode.get("error") is None
+                and episode["phase"] == "main"
+            ):
+                rows.setdefault(episode["controller"], []).append(episode)
+                source = path
+        findings += [f for f in data.get("findings", []) if f["env_id"] == env_id]
+    if not rows:
+        return ""
+    lines = [
+        "## Reference figures",
+        "",
+        f"Measured by `benchmarks/{source.stem.removesuffix('_controllers')}_controllers.py`"
+        f" (results in `{source.relative_to(ROOT).as_posix()}`); mean ± std over the seeds shown.",
+        "",
+        "| controller | return | parts | scrap | seeds |",
+        "|---|---|---:|---:|---|",
+    ]
+    for controller, episodes in rows.items():
+        returns = np.array([e["return"] for e in episodes], dtype=float)
+        parts = np.mean([e["parts"] for e in episodes])
+        scrap = np.mean([e["scrap"] for e in episodes])
+        seeds = sorted(e["seed"] for e in episodes)
+        lines.append(
+            f"| {controller} | {returns.mean():.1f} ± {returns.std():.1f} | {parts:.1f} | "
+            f"{scrap:.1f} | {seeds[0]}–{seeds[-1]} |"
+        )
+    for finding in findings:
+        lines += [
+            "",
+            f"Upstream's documented optimum: **{finding['documented']:g}** "
+            f"({finding['documented_source']}); best found here: **{finding['best_mean_return']:.1f}** "
+            f"({finding['best_controller']}) — {finding['verdict']}.",
+        ]
+    return "\n".join(lines) + "\n"
 
 
 def render_page(spec: EnvSpec) -> str:
@@ -56,6 +108,9 @@ def render_page(spec: EnvSpec) -> str:
     describe = getattr(base, "describe_variant", None)
     if describe is not None:
         lines += [describe()]
+    figures = reference_figures(spec.id)
+    if figures:
+        lines += [figures]
     features = getattr(base, "features", None)
     if features:
         lines += [f"## Observation features of `{spec.id}`", ""]

@@ -1,0 +1,14 @@
+"""MetaBBO family: black-box optimisation problems whose optimiser an agent configures.
+
+:mod:`gymforge.envs.metabbo.bbob` holds the 24 noiseless BBOB functions, batched in torch.
+"""
+
+from gymforge.envs.metabbo.bbob import (
+    FUNCTION_NAMES,
+    BBOBInstances,
+    coco_instances,
+    evaluate,
+    random_instances,
+)
+
+__all__ = ["FUNCTION_NAMES", "BBOBInstances", "coco_instances", "evaluate", "random_instances"]
