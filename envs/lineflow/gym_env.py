@@ -19,6 +19,29 @@ from gymforge.envs.lineflow.simpy_engine import LineSimulation
 from gymforge.envs.lineflow.spec import LineSpec
 
 
+def resolve_line(
+    scenario: str, scenario_kwargs: dict[str, Any] | None, line: LineSpec | None
+) -> tuple[LineSpec, str]:
+    """The line to run (``line`` wins over ``scenario``) and its description."""
+    if line is None:
+        if scenario not in SCENARIOS:
+            raise ValueError(f"scenario must be one of {sorted(SCENARIOS)}, got {scenario!r}")
+        return make_scenario(scenario, **(scenario_kwargs or {})), SCENARIOS[scenario].__doc__ or ""
+    if not isinstance(line, LineSpec):
+        raise ValueError(f"line must be a LineSpec, got {type(line).__name__}")
+    return line, ""
+
+
+def check_timing(horizon: float, step_size: float) -> None:
+    for name, value in (("horizon", horizon), ("step_size", step_size)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not 0 < value < math.inf
+        ):
+            raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+
+
 class LineFlowEnv(gym.Env):
     """LineFlow: control a simulated production line.
 
@@ -105,22 +128,8 @@ class LineFlowEnv(gym.Env):
         record_history: bool = False,
         render_mode: str | None = None,
     ) -> None:
-        if line is None:
-            if scenario not in SCENARIOS:
-                raise ValueError(f"scenario must be one of {sorted(SCENARIOS)}, got {scenario!r}")
-            line = make_scenario(scenario, **(scenario_kwargs or {}))
-            self._line_doc = SCENARIOS[scenario].__doc__ or ""
-        elif not isinstance(line, LineSpec):
-            raise ValueError(f"line must be a LineSpec, got {type(line).__name__}")
-        else:
-            self._line_doc = ""
-        for name, value in (("horizon", horizon), ("step_size", step_size)):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not 0 < value < math.inf
-            ):
-                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+        line, self._line_doc = resolve_line(scenario, scenario_kwargs, line)
+        check_timing(horizon, step_size)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(
                 f"render_mode must be one of {[None, *self.metadata['render_modes']]}, got {render_mode!r}"

@@ -33,7 +33,8 @@ Two ways to build instances:
 
 Search domain: ``[-5, 5]^D`` for every function. Non-finite inputs: a row of ``x`` that holds a
 NaN or an infinity evaluates to ``+inf``, and so does a finite row whose value overflows; the
-result is never NaN. Results are bit-reproducible on CPU; on GPU they may differ from CPU in the
+result is never NaN. Results are bit-reproducible on CPU and do not depend on the rest of the
+batch (an instance evaluated alone gives the same bits); on GPU they may differ from CPU in the
 last bits.
 """
 
@@ -119,8 +120,9 @@ class BBOBInstances:
         return BBOBInstances(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
 
     def select(self, index: Tensor | Sequence[int]) -> BBOBInstances:
-        """The instances at ``index`` (a ``[b]`` integer tensor or sequence), in that order."""
-        idx = torch.as_tensor(index, dtype=torch.long, device=self.device)
+        """The instances at ``index`` (integer indices in that order, or a ``[B]`` bool mask)."""
+        idx = torch.as_tensor(index, device=self.device)
+        idx = torch.nonzero(idx).squeeze(1) if idx.dtype == torch.bool else idx.long()
         return BBOBInstances(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
 
     @staticmethod
@@ -336,10 +338,11 @@ def random_instances(
     Each instance has its own CPU ``torch.Generator`` seeded with ``100 seeds[i] +
     function_ids[i]``, so it depends neither on the rest of the batch nor on ``device``. It draws,
     in order: ``shift = 0.8 U[-5, 5]^D``; ``R`` and ``Q`` (Gram-Schmidt of standard normal
-    matrices, i.e. Haar-random orthogonal); ``f_opt = 100 randint(1, 25)``; for f21/f22 the
-    Gallagher peaks (BBOB recipe, peak 0 at ``x_opt``). ``x_opt`` is the shift, except f5
-    (``5 sign(shift)``), f20 (``4.2096874637 / 2 sign(shift)``), f24 (``1.25 sign(shift)``) and f4
-    (``|shift|`` on even coordinates, as COCO). ``2 <= dimension <= 100``; ``0 <= seeds <= 2^53``.
+    matrices, i.e. Haar-random orthogonal); ``f_opt = 100 k``, ``k`` uniform in 1..25; for
+    f21/f22 the Gallagher peaks (BBOB recipe, peak 0 at ``x_opt``). ``x_opt`` is the shift,
+    except f5 (``5 sign(shift)``), f20 (``4.2096874637 / 2 sign(shift)``), f24
+    (``1.25 sign(shift)``) and f4 (``|shift|`` on even coordinates, as COCO).
+    ``2 <= dimension <= 100``; ``0 <= seeds <= 2^53``.
     """
     fids = _as_int_list("function_ids", function_ids)
     seed_list = _as_int_list("seeds", seeds)

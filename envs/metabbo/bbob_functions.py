@@ -215,7 +215,10 @@ def f5_linear_slope(a: KernelArgs, x: Tensor) -> Tensor:
 
 
 def f6_attractive_sector(a: KernelArgs, x: Tensor) -> Tensor:
-    """``T_osz(sum (s_i z_i)^2)^0.9``, ``z = R L(10) Q (x - x_opt)``, ``s_i = 100`` if ``z_i x_opt_i > 0``."""
+    """``T_osz(sum (s_i z_i)^2)^0.9`` with ``z = R L(10) Q (x - x_opt)``.
+
+    ``s_i = 100`` where ``z_i x_opt_i > 0`` (COCO compares with the unrotated ``x_opt``), else 1.
+    """
     z = _rot(a.rot_r, _cond(x, 10.0) * _rot(a.rot_q, _shifted(a, x)))
     z = torch.where(z * a.x_opt[:, None, :] > 0, 100.0 * z, z)
     return _pow(_t_osz(z.square().sum(-1)), 0.9)
@@ -242,7 +245,10 @@ def f8_rosenbrock(a: KernelArgs, x: Tensor) -> Tensor:
 
 
 def f9_rosenbrock_rotated(a: KernelArgs, x: Tensor) -> Tensor:
-    """Rosenbrock of ``z = c R (x - x_opt) + 1`` (COCO: ``c R x + 1/2``, ``x_opt = R^T 1 / (2c)``)."""
+    """Rosenbrock of ``z = c R (x - x_opt) + 1``, ``c = max(1, sqrt(D) / 8)``.
+
+    COCO writes ``z = c R x + 1/2``; that is the same with ``x_opt = R^T 1 / (2c)``.
+    """
     return _rosenbrock(_rosenbrock_scale(x) * _rot(a.rot_r, _shifted(a, x)) + 1.0)
 
 
@@ -327,9 +333,10 @@ def f18_schaffers_ill(a: KernelArgs, x: Tensor) -> Tensor:
 
 
 def f19_griewank_rosenbrock(a: KernelArgs, x: Tensor) -> Tensor:
-    """``10 + 10 / (D - 1) sum (s_i / 4000 - cos(s_i))``, ``s_i = 100 (z_i^2 - z_{i+1})^2 + (z_i - 1)^2``.
+    """``10 + 10 / (D - 1) sum (s_i / 4000 - cos(s_i))``.
 
-    ``z = c R (x - x_opt) + 1`` with ``c = max(1, sqrt(D) / 8)`` (COCO: ``c R x + 1/2``).
+    ``s_i = 100 (z_i^2 - z_{i+1})^2 + (z_i - 1)^2`` and ``z = c R (x - x_opt) + 1`` with
+    ``c = max(1, sqrt(D) / 8)`` (COCO: ``c R x + 1/2``).
     """
     z = _rosenbrock_scale(x) * _rot(a.rot_r, _shifted(a, x)) + 1.0
     head, tail = z[..., :-1], z[..., 1:]
@@ -372,9 +379,10 @@ def f21_gallagher(a: KernelArgs, x: Tensor) -> Tensor:
 
 
 def f23_katsuura(a: KernelArgs, x: Tensor) -> Tensor:
-    """``10 / D^2 (prod_i (1 + (i+1) sum_j |2^j z_i - round(2^j z_i)| / 2^j)^(10 / D^1.2) - 1) + f_pen(x)``.
+    """``10 / D^2 (prod_i (1 + (i+1) t_i)^(10 / D^1.2) - 1) + f_pen(x)``.
 
-    ``z = R L(100) Q (x - x_opt)``, ``j = 1..32``.
+    ``t_i = sum_j |2^j z_i - round(2^j z_i)| / 2^j`` for ``j = 1..32`` and
+    ``z = R L(100) Q (x - x_opt)``.
     """
     z = _rot(a.rot_r, _cond(x, 100.0) * _rot(a.rot_q, _shifted(a, x)))
     total = torch.zeros_like(z)
@@ -388,7 +396,8 @@ def f23_katsuura(a: KernelArgs, x: Tensor) -> Tensor:
 
 
 def f24_lunacek(a: KernelArgs, x: Tensor) -> Tensor:
-    """``min(sum (x_hat - mu0)^2, D + s sum (x_hat - mu1)^2) + 10 (D - sum cos(2 pi z_i)) + 1e4 f_pen(x)``.
+    """``min(sum (x_hat - mu0)^2, D + s sum (x_hat - mu1)^2) + 10 (D - sum cos(2 pi z_i))``
+    ``+ 1e4 f_pen(x)``.
 
     ``x_hat = 2 sign(x_opt) x``, ``z = R L(100) Q (x_hat - mu0)``, ``mu0 = 2.5``,
     ``s = 1 - 1 / (2 sqrt(D + 20) - 8.2)``, ``mu1 = -sqrt((mu0^2 - 1) / s)``.

@@ -30,14 +30,19 @@ def _fmix32(x: torch.Tensor) -> torch.Tensor:
     return x ^ (x >> 16)
 
 
-def hash_uint32(seed: torch.Tensor, counter: torch.Tensor, lane: torch.Tensor) -> torch.Tensor:
-    """Hash int64 ``seed``, ``counter`` and ``lane`` (broadcastable) to uint32 values in int64."""
-    seed_lo = seed & _MASK32
-    seed_hi = (seed >> 32) & _MASK32
-    h = _fmix32(seed_lo ^ _GOLDEN)
-    h = _fmix32(h ^ ((seed_hi * 0x27D4EB2F) & _MASK32))
-    h = _fmix32(h ^ ((counter & _MASK32) * 0x165667B1 & _MASK32))
-    h = _fmix32(h ^ (((counter >> 32) & _MASK32) * 0xD3A2646C & _MASK32))
+def seed_key(seed: torch.Tensor) -> torch.Tensor:
+    """Mix an int64 seed (both halves) into a 32-bit stream key."""
+    h = _fmix32((seed & _MASK32) ^ _GOLDEN)
+    return _fmix32(h ^ (((seed >> 32) & _MASK32) * 0x27D4EB2F & _MASK32))
+
+
+def hash_uint32(key: torch.Tensor, counter: torch.Tensor, lane: torch.Tensor) -> torch.Tensor:
+    """Hash a stream ``key``, an int64 ``counter`` and a ``lane`` (broadcastable) to uint32 in int64.
+
+    The per-instance part (key, counter) is mixed once; each lane then costs one finaliser.
+    """
+    counter_mix = (counter & _MASK32) * 0x165667B1 ^ ((counter >> 32) & _MASK32) * 0xD3A2646C
+    h = _fmix32(key ^ (counter_mix & _MASK32))
     return _fmix32(h ^ ((lane * 0xFD7046C5 + 0xB55A4F09) & _MASK32))
 
 
@@ -48,19 +53,22 @@ class InstanceRNG:
     Attributes:
         seed: int64 tensor of shape ``(B,)``, the seed of each instance.
         counter: int64 tensor of shape ``(B,)``, how many draws each instance has made.
+        key: int64 tensor of shape ``(B,)``, the seed mixed once into a 32-bit stream key.
     """
 
     seed: torch.Tensor  # (B,) int64
     counter: torch.Tensor  # (B,) int64
+    key: torch.Tensor  # (B,) int64
 
     @classmethod
     def create(cls, seeds: list[int], device: torch.device | str = "cpu") -> InstanceRNG:
         seed = torch.tensor(seeds, dtype=torch.int64, device=device)
-        return cls(seed=seed, counter=torch.zeros_like(seed))
+        return cls(seed=seed, counter=torch.zeros_like(seed), key=seed_key(seed))
 
     def reseed(self, mask: torch.Tensor, seeds: torch.Tensor) -> None:
         """Give the instances selected by boolean ``mask`` (B,) new ``seeds`` (B,) and zero counters."""
         self.seed = torch.where(mask, seeds, self.seed)
+        self.key = torch.where(mask, seed_key(seeds), self.key)
         self.counter = torch.where(mask, torch.zeros_like(self.counter), self.counter)
 
     def uniform(self, *shape: int, where: torch.Tensor | None = None) -> torch.Tensor:
@@ -72,7 +80,7 @@ class InstanceRNG:
         """
         n = int(np.prod(shape)) if shape else 1
         lane = torch.arange(n, device=self.seed.device, dtype=torch.int64)
-        bits = hash_uint32(self.seed[:, None], self.counter[:, None], lane[None, :])
+        bits = hash_uint32(self.key[:, None], self.counter[:, None], lane[None, :])
         self.counter = self.counter + (1 if where is None else where.long())
         # 24 high bits give exactly representable float32 values in [0, 1).
         u = (bits >> 8).to(torch.float32) * (1.0 / 16777216.0)

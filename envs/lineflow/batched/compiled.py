@@ -21,7 +21,12 @@ from gymforge.envs.lineflow.spec import (
 
 SUPPORTED = (SourceSpec, ProcessSpec, AssemblySpec, SinkSpec)
 KIND_SOURCE, KIND_PROCESS, KIND_ASSEMBLY, KIND_SINK = 0, 1, 2, 3
-KIND_OF = {SourceSpec: KIND_SOURCE, ProcessSpec: KIND_PROCESS, AssemblySpec: KIND_ASSEMBLY, SinkSpec: KIND_SINK}
+KIND_OF = {
+    SourceSpec: KIND_SOURCE,
+    ProcessSpec: KIND_PROCESS,
+    AssemblySpec: KIND_ASSEMBLY,
+    SinkSpec: KIND_SINK,
+}
 NO_BUFFER = -1
 
 
@@ -33,7 +38,9 @@ def unsupported_reason(spec: LineSpec) -> str | None:
         if getattr(station, "worker_pool", None):
             return f"worker pools ({station.name!r}) are not supported by the torch engine yet"
         if isinstance(station, AssemblySpec) and station.slowdown is not None:
-            return f"assembly slowdowns ({station.name!r}) are not supported by the torch engine yet"
+            return (
+                f"assembly slowdowns ({station.name!r}) are not supported by the torch engine yet"
+            )
         if isinstance(station, SourceSpec):
             if len(station.carrier_specs) > 1 or station.nok_probability > 0:
                 return f"source {station.name!r}: several carrier types or NOK parts are not supported yet"
@@ -63,7 +70,9 @@ class CompiledLine:
     buffer_out: torch.Tensor  # (S,) long, output buffer or -1
     component: torch.Tensor  # (S, K) long, component buffers of assemblies, -1 padded
     n_components: torch.Tensor  # (S,) long
-    condition: torch.Tensor  # (S_origin, S) float64, assembly condition of a part from a source at a station (inf: none)
+    condition: (
+        torch.Tensor
+    )  # (S_origin, S) float64, assembly condition of a part from a source at a station (inf: none)
     capacity: torch.Tensor  # (NB,) long
     slot_time: torch.Tensor  # (NB,) float64
     put_time: torch.Tensor  # (NB,) float64
@@ -116,11 +125,21 @@ def compile_line(spec: LineSpec, device: torch.device | str = "cpu") -> Compiled
         spec=spec,
         kind=torch.tensor([KIND_OF[type(s)] for s in spec.stations], **long),
         processing_time=torch.tensor([s.processing_time for s in spec.stations], **f64),
-        noise_scale=torch.tensor([s.processing_std * s.processing_time for s in spec.stations], **f64),
-        rework_probability=torch.tensor([getattr(s, "rework_probability", 0.0) for s in spec.stations], **f64),
-        nok_time=torch.tensor([getattr(s, "nok_part_error_time", 0.0) for s in spec.stations], **f64),
-        initial_waiting=torch.tensor([getattr(s, "waiting_time", 0.0) for s in spec.stations], **f64),
-        waiting_step=torch.tensor([getattr(s, "waiting_time_step", 1.0) for s in spec.stations], **f64),
+        noise_scale=torch.tensor(
+            [s.processing_std * s.processing_time for s in spec.stations], **f64
+        ),
+        rework_probability=torch.tensor(
+            [getattr(s, "rework_probability", 0.0) for s in spec.stations], **f64
+        ),
+        nok_time=torch.tensor(
+            [getattr(s, "nok_part_error_time", 0.0) for s in spec.stations], **f64
+        ),
+        initial_waiting=torch.tensor(
+            [getattr(s, "waiting_time", 0.0) for s in spec.stations], **f64
+        ),
+        waiting_step=torch.tensor(
+            [getattr(s, "waiting_time_step", 1.0) for s in spec.stations], **f64
+        ),
         buffer_in=torch.tensor([one_buffer(spec.inputs_of(n)) for n in names], **long),
         buffer_out=torch.tensor([one_buffer(spec.outputs_of(n)) for n in names], **long),
         component=torch.tensor([c + [NO_BUFFER] * (width - len(c)) for c in components], **long),
@@ -131,9 +150,16 @@ def compile_line(spec: LineSpec, device: torch.device | str = "cpu") -> Compiled
         put_time=torch.tensor([b.put_time for b in spec.buffers], **f64),
         put_scale=torch.tensor([b.put_std * b.put_time for b in spec.buffers], **f64),
         get_time=torch.tensor([b.get_time for b in spec.buffers], **f64),
-        slot_valid=torch.arange(cmax, device=device)[None, :] < torch.tensor([b.capacity for b in spec.buffers], **long)[:, None],
+        slot_valid=torch.arange(cmax, device=device)[None, :]
+        < torch.tensor([b.capacity for b in spec.buffers], **long)[:, None],
         last_slot=torch.tensor([b.capacity - 1 for b in spec.buffers], **long),
-        actionable_sources=torch.tensor([names.index(s.name) for s in spec.actionable_sources], **long),
-        sink_mask=torch.tensor([isinstance(s, SinkSpec) for s in spec.stations], dtype=torch.bool, device=device),
-        assembly_mask=torch.tensor([isinstance(s, AssemblySpec) for s in spec.stations], dtype=torch.bool, device=device),
+        actionable_sources=torch.tensor(
+            [names.index(s.name) for s in spec.actionable_sources], **long
+        ),
+        sink_mask=torch.tensor(
+            [isinstance(s, SinkSpec) for s in spec.stations], dtype=torch.bool, device=device
+        ),
+        assembly_mask=torch.tensor(
+            [isinstance(s, AssemblySpec) for s in spec.stations], dtype=torch.bool, device=device
+        ),
     )

@@ -30,9 +30,16 @@ from dataclasses import dataclass
 import torch
 
 from gymforge.core.seeding import InstanceRNG
-from gymforge.envs.lineflow.batched.compiled import KIND_ASSEMBLY, KIND_SINK, KIND_SOURCE, CompiledLine
+from gymforge.envs.lineflow.batched.compiled import (
+    KIND_ASSEMBLY,
+    KIND_SINK,
+    KIND_SOURCE,
+    CompiledLine,
+)
 
-START, WAIT, GET_WAIT, GETTING, COMP_WAIT, COMP_GETTING, FAILING, WORKING, PUT_WAIT, PUTTING = range(10)
+START, WAIT, GET_WAIT, GETTING, COMP_WAIT, COMP_GETTING, FAILING, WORKING, PUT_WAIT, PUTTING = (
+    range(10)
+)
 INF = float("inf")
 MAX_SWEEPS = 64
 
@@ -169,7 +176,9 @@ class Engine:
         state.last_time = torch.where(done, now - state.started, state.last_time)
         finished_part = done & self._is_sink
         state.n_parts = state.n_parts + finished_part.sum(dim=1)
-        phase = torch.where(done, torch.where(finished_part & ~self._out_valid, START, PUT_WAIT), phase)
+        phase = torch.where(
+            done, torch.where(finished_part & ~self._out_valid, START, PUT_WAIT), phase
+        )
         # FAILING ends: one more scrapped component; wait for the next one.
         done = due & (phase == FAILING)
         state.n_scrap = state.n_scrap + done.long()
@@ -194,7 +203,9 @@ class Engine:
         # WAIT ends (sources).
         phase = torch.where(due & (phase == WAIT), GET_WAIT, phase)
         # Expired timers are consumed; a failure starts its own.
-        state.wake = torch.where(due, torch.where(failed, now + self.line.nok_time, INF), state.wake)
+        state.wake = torch.where(
+            due, torch.where(failed, now + self.line.nok_time, INF), state.wake
+        )
 
         # START: a source with a waiting time waits; everything else goes for its input.
         starting = act & (phase == START)
@@ -205,7 +216,9 @@ class Engine:
         waiting = act & (phase == GET_WAIT)
         start_work = start_work | (waiting & ~self._in_valid)
         ready = torch.zeros_like(waiting)
-        ready[:, self._getters] = waiting[:, self._getters] & state.arrived.flatten(1)[:, self._in_last]
+        ready[:, self._getters] = (
+            waiting[:, self._getters] & state.arrived.flatten(1)[:, self._in_last]
+        )
         self._take(state, ready[:, self._getters])
         phase = torch.where(ready, GETTING, phase)
         state.wake = torch.where(ready, now + self._get_time, state.wake)
@@ -224,7 +237,9 @@ class Engine:
         # PUT_WAIT: claim the output's first slot when it is free.
         waiting = act & (phase == PUT_WAIT)
         free = torch.zeros_like(waiting)
-        free[:, self._putters] = waiting[:, self._putters] & ~state.held.flatten(1)[:, self._out_first]
+        free[:, self._putters] = (
+            waiting[:, self._putters] & ~state.held.flatten(1)[:, self._out_first]
+        )
         phase = torch.where(free, PUTTING, phase)
         state.phase = phase
         self._start_put(state, free, rng)
@@ -249,8 +264,12 @@ class Engine:
             changed = changed | move.any()
             state.held[:, :, k + 1] |= move
             state.ready[:, :, k + 1] = torch.where(move, arrival_time, state.ready[:, :, k + 1])
-            state.slot_created[:, :, k + 1] = torch.where(move, state.slot_created[:, :, k], state.slot_created[:, :, k + 1])
-            state.slot_origin[:, :, k + 1] = torch.where(move, state.slot_origin[:, :, k], state.slot_origin[:, :, k + 1])
+            state.slot_created[:, :, k + 1] = torch.where(
+                move, state.slot_created[:, :, k], state.slot_created[:, :, k + 1]
+            )
+            state.slot_origin[:, :, k + 1] = torch.where(
+                move, state.slot_origin[:, :, k], state.slot_origin[:, :, k + 1]
+            )
             state.held[:, :, k] &= ~move
             state.arrived[:, :, k] &= ~move
         return changed
@@ -268,13 +287,20 @@ class Engine:
         state.carrier_created[:, cols] = torch.where(mask, created, state.carrier_created[:, cols])
         state.carrier_origin[:, cols] = torch.where(mask, origin, state.carrier_origin[:, cols])
 
-    def _take_component(self, state: LineState, mask: torch.Tensor, buffer: torch.Tensor, flat: torch.Tensor) -> None:
+    def _take_component(
+        self, state: LineState, mask: torch.Tensor, buffer: torch.Tensor, flat: torch.Tensor
+    ) -> None:
         """Assemblies in ``mask`` (B, S) take the carrier in the last slot of ``flat`` (B, S)."""
         created = state.slot_created.flatten(1).gather(1, flat)
         origin = state.slot_origin.flatten(1).gather(1, flat)
         state.comp_created = torch.where(mask, created, state.comp_created)
         state.comp_origin = torch.where(mask, origin, state.comp_origin)
-        taken = torch.zeros_like(state.held.flatten(1), dtype=torch.long).scatter_add_(1, flat, mask.long()) > 0
+        taken = (
+            torch.zeros_like(state.held.flatten(1), dtype=torch.long).scatter_add_(
+                1, flat, mask.long()
+            )
+            > 0
+        )
         state.held = state.held & ~taken.view_as(state.held)
         state.arrived = state.arrived & ~taken.view_as(state.arrived)
         state.count = state.count.scatter_add(1, buffer, -mask.long())
@@ -285,7 +311,10 @@ class Engine:
         held = state.held.flatten(1)
         held[:, self._out_first] = held[:, self._out_first] | m
         u = rng.uniform(len(cols), where=m.any(dim=1)).to(torch.float64)
-        duration = self.line.put_time[self._out_buffer] - torch.log1p(-u) * self.line.put_scale[self._out_buffer]
+        duration = (
+            self.line.put_time[self._out_buffer]
+            - torch.log1p(-u) * self.line.put_scale[self._out_buffer]
+        )
         state.wake[:, cols] = torch.where(m, state.now[:, None] + duration, state.wake[:, cols])
 
     def _finish_put(self, state: LineState, mask: torch.Tensor) -> None:
@@ -308,4 +337,6 @@ class Engine:
         state.wake = torch.where(mask, now + duration, state.wake)
         new_part = mask & self._is_source
         state.carrier_created = torch.where(new_part, now, state.carrier_created)
-        state.carrier_origin = torch.where(new_part, self._station.expand_as(mask), state.carrier_origin)
+        state.carrier_origin = torch.where(
+            new_part, self._station.expand_as(mask), state.carrier_origin
+        )

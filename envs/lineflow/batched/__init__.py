@@ -1,0 +1,1 @@
+"""Batched torch engine for LineFlow: B lines at once on CPU or GPU, compiled from a LineSpec."""
