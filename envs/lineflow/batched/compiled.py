@@ -1,12 +1,15 @@
 """``CompiledLine``: a ``LineSpec`` turned into index and parameter tensors for the torch engine.
 
-Stations get one row each in station order; buffers one row each in buffer order, with their
-slots padded to the longest buffer (``cmax``). Every wiring question the engine asks ("which
-buffer does station s take from?") is answered by an index tensor built here once.
+Rows of the station table are the line's stations in order, followed by one *collector* row per
+magazine with an input (the process that stores returned carriers). Buffers are rows of the
+buffer table, their slots padded to the longest buffer (``C``), plus one *null* buffer that
+stations without an input or output point at: its only slot is always held and never arrived,
+so nobody ever takes from it or puts on it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -14,33 +17,31 @@ import torch
 from gymforge.envs.lineflow.spec import (
     AssemblySpec,
     LineSpec,
+    MagazineSpec,
     ProcessSpec,
     SinkSpec,
     SourceSpec,
+    SwitchSpec,
 )
 
-SUPPORTED = (SourceSpec, ProcessSpec, AssemblySpec, SinkSpec)
-KIND_SOURCE, KIND_PROCESS, KIND_ASSEMBLY, KIND_SINK = 0, 1, 2, 3
+KIND_SOURCE, KIND_PROCESS, KIND_ASSEMBLY, KIND_SINK, KIND_SWITCH, KIND_MAGAZINE, KIND_COLLECTOR = (
+    range(7)
+)
 KIND_OF = {
     SourceSpec: KIND_SOURCE,
     ProcessSpec: KIND_PROCESS,
     AssemblySpec: KIND_ASSEMBLY,
     SinkSpec: KIND_SINK,
+    SwitchSpec: KIND_SWITCH,
+    MagazineSpec: KIND_MAGAZINE,
 }
-NO_BUFFER = -1
 
 
 def unsupported_reason(spec: LineSpec) -> str | None:
     """Why the torch engine cannot run ``spec`` yet, or None when it can."""
     for station in spec.stations:
-        if not isinstance(station, SUPPORTED):
+        if type(station) not in KIND_OF:
             return f"{type(station).__name__} {station.name!r} is not supported by the torch engine yet"
-        if getattr(station, "worker_pool", None):
-            return f"worker pools ({station.name!r}) are not supported by the torch engine yet"
-        if isinstance(station, AssemblySpec) and station.slowdown is not None:
-            return (
-                f"assembly slowdowns ({station.name!r}) are not supported by the torch engine yet"
-            )
         if isinstance(station, SourceSpec):
             if len(station.carrier_specs) > 1 or station.nok_probability > 0:
                 return f"source {station.name!r}: several carrier types or NOK parts are not supported yet"
@@ -56,45 +57,63 @@ def unsupported_reason(spec: LineSpec) -> str | None:
 
 @dataclass(frozen=True)
 class CompiledLine:
-    """Static tensors describing a line (all on one device). Shapes in comments."""
+    """Static tensors describing a line, all on one device. R rows, NB buffers (+1 null)."""
 
     spec: LineSpec
-    kind: torch.Tensor  # (S,) station kind codes
-    processing_time: torch.Tensor  # (S,) float64
-    noise_scale: torch.Tensor  # (S,) float64, absolute scale of the exponential noise
-    rework_probability: torch.Tensor  # (S,) float64
-    nok_time: torch.Tensor  # (S,) float64, assemblies' time lost on a scrapped component
-    initial_waiting: torch.Tensor  # (S,) float64, sources' initial waiting time
-    waiting_step: torch.Tensor  # (S,) float64
-    buffer_in: torch.Tensor  # (S,) long, main input buffer or -1
-    buffer_out: torch.Tensor  # (S,) long, output buffer or -1
-    component: torch.Tensor  # (S, K) long, component buffers of assemblies, -1 padded
-    n_components: torch.Tensor  # (S,) long
-    condition: (
-        torch.Tensor
-    )  # (S_origin, S) float64, assembly condition of a part from a source at a station (inf: none)
-    capacity: torch.Tensor  # (NB,) long
-    slot_time: torch.Tensor  # (NB,) float64
-    put_time: torch.Tensor  # (NB,) float64
-    put_scale: torch.Tensor  # (NB,) float64
-    get_time: torch.Tensor  # (NB,) float64
-    slot_valid: torch.Tensor  # (NB, C) bool
-    last_slot: torch.Tensor  # (NB,) long
-    actionable_sources: torch.Tensor  # (A,) long, station index of each waiting-time action
-    sink_mask: torch.Tensor  # (S,) bool
-    assembly_mask: torch.Tensor  # (S,) bool
+    n_stations: int  # stations of the spec (the first rows)
+    kind: torch.Tensor  # (R,) kind codes
+    parent: torch.Tensor  # (R,) the magazine a collector row stores into (else itself)
+    processing_time: torch.Tensor  # (R,) float64
+    noise_scale: torch.Tensor  # (R,) float64, absolute scale of the exponential noise
+    rework_probability: torch.Tensor  # (R,) float64
+    nok_time: torch.Tensor  # (R,) float64
+    initial_waiting: torch.Tensor  # (R,) float64
+    waiting_step: torch.Tensor  # (R,) float64
+    poll: torch.Tensor  # (R,) float64, switch poll interval (magazines poll every 1)
+    alternate: torch.Tensor  # (R,) bool
+    getting_time: torch.Tensor  # (R,) float64, magazine carrier getting time
+    unlimited: torch.Tensor  # (R,) bool, magazine creates carriers
+    initial_stored: torch.Tensor  # (R,) long
+    actionable_magazine: torch.Tensor  # (R,) bool
+    buffer_in: torch.Tensor  # (R,) long, main input (null buffer if none)
+    buffer_out: torch.Tensor  # (R,) long, output (null buffer if none)
+    inputs: torch.Tensor  # (R, I) long, switch inputs (padded with null)
+    n_inputs: torch.Tensor  # (R,) long
+    outputs: torch.Tensor  # (R, O) long, switch outputs
+    n_outputs: torch.Tensor  # (R,) long
+    component: torch.Tensor  # (R, K) long, assembly component buffers (padded with null)
+    n_components: torch.Tensor  # (R,) long
+    condition: torch.Tensor  # (R, R) float64, assembly condition of a part from row a at row b
+    slowdown_max: torch.Tensor  # (R,) float64, t_jump_max (0: none)
+    slowdown_ratio: torch.Tensor  # (R,) float64
+    capacity: torch.Tensor  # (NB+1,) long
+    slot_time: torch.Tensor  # (NB+1,) float64
+    put_time: torch.Tensor  # (NB+1,) float64
+    put_scale: torch.Tensor  # (NB+1,) float64
+    get_time: torch.Tensor  # (NB+1,) float64
+    slot_valid: torch.Tensor  # (NB+1, C) bool
+    last_slot: torch.Tensor  # (NB+1,) long
+    worker_station: torch.Tensor  # (W, M) long, row of each of a worker's pool stations (padded)
+    worker_skill: torch.Tensor  # (W, R) float64, a worker's skill at each row (0 outside its pool)
+    worker_transition: torch.Tensor  # (W,) float64
+    worker_pool_size: torch.Tensor  # (R,) float64, size of the row's pool (0: none)
+    actions: tuple[tuple[str, int, int], ...]  # (kind, row, worker) per action entry
 
     @property
-    def n_stations(self) -> int:
+    def rows(self) -> int:
         return int(self.kind.shape[0])
 
     @property
-    def n_buffers(self) -> int:
-        return int(self.capacity.shape[0])
+    def null_buffer(self) -> int:
+        return int(self.capacity.shape[0]) - 1
 
     @property
     def cmax(self) -> int:
         return int(self.slot_valid.shape[1])
+
+    @property
+    def n_workers(self) -> int:
+        return int(self.worker_transition.shape[0])
 
 
 def compile_line(spec: LineSpec, device: torch.device | str = "cpu") -> CompiledLine:
@@ -104,62 +123,163 @@ def compile_line(spec: LineSpec, device: torch.device | str = "cpu") -> Compiled
         raise ValueError(reason)
     names = [s.name for s in spec.stations]
     buffers = {b.name: i for i, b in enumerate(spec.buffers)}
+    null = len(spec.buffers)
+    collectors = [
+        i
+        for i, s in enumerate(spec.stations)
+        if isinstance(s, MagazineSpec) and spec.inputs_of(s.name)
+    ]
+    rows = list(spec.stations) + [spec.stations[i] for i in collectors]
+    n = len(rows)
     f64 = {"dtype": torch.float64, "device": device}
     long = {"dtype": torch.long, "device": device}
+    boolean = {"dtype": torch.bool, "device": device}
 
-    def one_buffer(found: list) -> int:
-        return buffers[found[0].name] if found else NO_BUFFER
+    def station_value(attribute: str, default: float) -> list[float]:
+        return [float(getattr(s, attribute, default)) for s in rows]
 
-    components = [[buffers[b.name] for b in spec.components_of(n)] for n in names]
-    width = max(1, max(len(c) for c in components))
-    condition = torch.full((len(names), len(names)), float("inf"), **f64)
-    for s, station in enumerate(spec.stations):
-        if isinstance(station, SourceSpec):
-            for parts in station.carrier_specs.values():
+    def padded(lists: list[list[int]]) -> torch.Tensor:
+        width = max(1, max(len(x) for x in lists))
+        return torch.tensor([x + [null] * (width - len(x)) for x in lists], **long)
+
+    def main_input(r: int) -> int:
+        if r >= len(spec.stations):  # a collector takes the magazine's input
+            return buffers[spec.inputs_of(rows[r].name)[0].name]
+        s = rows[r]
+        if isinstance(s, (SwitchSpec, MagazineSpec)):
+            return null
+        found = spec.inputs_of(s.name)
+        return buffers[found[0].name] if found else null
+
+    def main_output(r: int) -> int:
+        s = rows[r]
+        if r >= len(spec.stations) or isinstance(s, SwitchSpec):
+            return null
+        found = spec.outputs_of(s.name)
+        return buffers[found[0].name] if found else null
+
+    is_switch = [isinstance(s, SwitchSpec) and r < len(spec.stations) for r, s in enumerate(rows)]
+    inputs = [
+        [buffers[b.name] for b in spec.inputs_of(s.name)] if is_switch[r] else []
+        for r, s in enumerate(rows)
+    ]
+    outputs = [
+        [buffers[b.name] for b in spec.outputs_of(s.name)] if is_switch[r] else []
+        for r, s in enumerate(rows)
+    ]
+    components = [
+        [buffers[b.name] for b in spec.components_of(s.name)] if r < len(spec.stations) else []
+        for r, s in enumerate(rows)
+    ]
+    condition = torch.full((n, n), math.inf, **f64)
+    for r, s in enumerate(spec.stations):
+        if isinstance(s, SourceSpec):
+            for parts in s.carrier_specs.values():
                 for part in parts.values():
                     for target, values in part.items():
                         if "assembly_condition" in values:
-                            condition[s, names.index(target)] = values["assembly_condition"]
-    cmax = max(b.capacity for b in spec.buffers)
+                            condition[r, names.index(target)] = values["assembly_condition"]
+    capacities = [b.capacity for b in spec.buffers] + [1]
+    cmax = max(capacities)
+    kinds = [
+        KIND_OF[type(s)] if r < len(spec.stations) else KIND_COLLECTOR for r, s in enumerate(rows)
+    ]
+    noise = [
+        getattr(s, "processing_std", 0.0) * getattr(s, "processing_time", 0.0)
+        if kinds[r] != KIND_SWITCH
+        else 0.0
+        for r, s in enumerate(rows)
+    ]
+    workers = _compile_workers(spec, names, n)
     return CompiledLine(
         spec=spec,
-        kind=torch.tensor([KIND_OF[type(s)] for s in spec.stations], **long),
-        processing_time=torch.tensor([s.processing_time for s in spec.stations], **f64),
-        noise_scale=torch.tensor(
-            [s.processing_std * s.processing_time for s in spec.stations], **f64
+        n_stations=len(spec.stations),
+        kind=torch.tensor(kinds, **long),
+        parent=torch.tensor(list(range(len(spec.stations))) + collectors, **long),
+        processing_time=torch.tensor(station_value("processing_time", 0.0), **f64),
+        noise_scale=torch.tensor(noise, **f64),
+        rework_probability=torch.tensor(station_value("rework_probability", 0.0), **f64),
+        nok_time=torch.tensor(station_value("nok_part_error_time", 0.0), **f64),
+        initial_waiting=torch.tensor(station_value("waiting_time", 0.0), **f64),
+        waiting_step=torch.tensor(station_value("waiting_time_step", 1.0), **f64),
+        poll=torch.tensor(station_value("poll_interval", 1.0), **f64),
+        alternate=torch.tensor([bool(getattr(s, "alternate", False)) for s in rows], **boolean),
+        getting_time=torch.tensor(station_value("carrier_getting_time", 0.0), **f64),
+        unlimited=torch.tensor(
+            [bool(getattr(s, "unlimited_carriers", False)) for s in rows], **boolean
         ),
-        rework_probability=torch.tensor(
-            [getattr(s, "rework_probability", 0.0) for s in spec.stations], **f64
+        initial_stored=torch.tensor(
+            [int(getattr(s, "carriers_in_magazine", 0)) for s in rows], **long
         ),
-        nok_time=torch.tensor(
-            [getattr(s, "nok_part_error_time", 0.0) for s in spec.stations], **f64
+        actionable_magazine=torch.tensor(
+            [isinstance(s, MagazineSpec) and s.actionable for s in rows], **boolean
         ),
-        initial_waiting=torch.tensor(
-            [getattr(s, "waiting_time", 0.0) for s in spec.stations], **f64
-        ),
-        waiting_step=torch.tensor(
-            [getattr(s, "waiting_time_step", 1.0) for s in spec.stations], **f64
-        ),
-        buffer_in=torch.tensor([one_buffer(spec.inputs_of(n)) for n in names], **long),
-        buffer_out=torch.tensor([one_buffer(spec.outputs_of(n)) for n in names], **long),
-        component=torch.tensor([c + [NO_BUFFER] * (width - len(c)) for c in components], **long),
-        n_components=torch.tensor([len(c) for c in components], **long),
+        buffer_in=torch.tensor([main_input(r) for r in range(n)], **long),
+        buffer_out=torch.tensor([main_output(r) for r in range(n)], **long),
+        inputs=padded(inputs),
+        n_inputs=torch.tensor([max(1, len(x)) for x in inputs], **long),
+        outputs=padded(outputs),
+        n_outputs=torch.tensor([max(1, len(x)) for x in outputs], **long),
+        component=padded(components),
+        n_components=torch.tensor([len(x) for x in components], **long),
         condition=condition,
-        capacity=torch.tensor([b.capacity for b in spec.buffers], **long),
-        slot_time=torch.tensor([b.slot_time for b in spec.buffers], **f64),
-        put_time=torch.tensor([b.put_time for b in spec.buffers], **f64),
-        put_scale=torch.tensor([b.put_std * b.put_time for b in spec.buffers], **f64),
-        get_time=torch.tensor([b.get_time for b in spec.buffers], **f64),
+        slowdown_max=torch.tensor(
+            [s.slowdown.t_jump_max if getattr(s, "slowdown", None) else 0.0 for s in rows], **f64
+        ),
+        slowdown_ratio=torch.tensor(
+            [s.slowdown.ratio if getattr(s, "slowdown", None) else 1.0 for s in rows], **f64
+        ),
+        capacity=torch.tensor(capacities, **long),
+        slot_time=torch.tensor([b.slot_time for b in spec.buffers] + [0.0], **f64),
+        put_time=torch.tensor([b.put_time for b in spec.buffers] + [0.0], **f64),
+        put_scale=torch.tensor([b.put_std * b.put_time for b in spec.buffers] + [0.0], **f64),
+        get_time=torch.tensor([b.get_time for b in spec.buffers] + [0.0], **f64),
         slot_valid=torch.arange(cmax, device=device)[None, :]
-        < torch.tensor([b.capacity for b in spec.buffers], **long)[:, None],
-        last_slot=torch.tensor([b.capacity - 1 for b in spec.buffers], **long),
-        actionable_sources=torch.tensor(
-            [names.index(s.name) for s in spec.actionable_sources], **long
-        ),
-        sink_mask=torch.tensor(
-            [isinstance(s, SinkSpec) for s in spec.stations], dtype=torch.bool, device=device
-        ),
-        assembly_mask=torch.tensor(
-            [isinstance(s, AssemblySpec) for s in spec.stations], dtype=torch.bool, device=device
-        ),
+        < torch.tensor(capacities, **long)[:, None],
+        last_slot=torch.tensor([c - 1 for c in capacities], **long),
+        worker_station=workers[0].to(device),
+        worker_skill=workers[1].to(device),
+        worker_transition=workers[2].to(device),
+        worker_pool_size=workers[3].to(device),
+        actions=_compile_actions(spec, names),
     )
+
+
+def _compile_workers(spec: LineSpec, names: list[str], n_rows: int) -> tuple[torch.Tensor, ...]:
+    stations, skills, transition = [], [], []
+    pool_size = torch.zeros(n_rows, dtype=torch.float64)
+    for pool in spec.pools:
+        rows = [names.index(s) for s in spec.pool_stations(pool.name)]
+        for r in rows:
+            pool_size[r] = pool.n_workers
+        for w in range(pool.n_workers):
+            stations.append(rows)
+            skill = [0.0] * n_rows
+            for local, r in enumerate(rows):
+                skill[r] = pool.skill(w, spec.pool_stations(pool.name)[local])
+            skills.append(skill)
+            transition.append(pool.transition_time)
+    width = max([len(s) for s in stations] + [1])
+    station = torch.tensor(
+        [s + [s[-1]] * (width - len(s)) for s in stations] or [[0]], dtype=torch.long
+    )
+    if not stations:
+        station = station[:0]
+    skill = torch.tensor(skills, dtype=torch.float64).reshape(len(skills), n_rows)
+    return station, skill, torch.tensor(transition, dtype=torch.float64), pool_size
+
+
+def _compile_actions(spec: LineSpec, names: list[str]) -> tuple[tuple[str, int, int], ...]:
+    from gymforge.envs.lineflow.features import action_slots
+
+    offsets, w0 = {}, 0
+    for pool in spec.pools:
+        offsets[pool.name] = w0
+        w0 += pool.n_workers
+    out = []
+    for slot in action_slots(spec):
+        if slot.kind == "worker":
+            out.append(("worker", -1, offsets[slot.owner] + slot.worker))
+        else:
+            out.append((slot.kind, names.index(slot.owner), -1))
+    return tuple(out)

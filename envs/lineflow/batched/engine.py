@@ -1,143 +1,226 @@
 """The batched torch LineFlow engine: B independent lines advanced event by event, exactly.
 
 Each instance keeps its own clock. ``advance(state, until)`` repeats, until every instance has
-reached ``until``: take each instance's next event time (the earliest station timer or slot
-arrival), move its clock there, and apply everything that happens at that instant — timers that
-expire, carriers that arrive in a slot, and the instantaneous consequences (a carrier moving on
-into a freed slot, a waiting station taking an arrived carrier or claiming a freed slot) —
-repeating these sweeps until nothing changes. Instances never interact, and every random draw
-comes from the instance's own counter-based stream, so a batch equals separate runs.
+reached ``until``: take each instance's next event time (the earliest station timer, slot
+arrival or worker arrival), move its clock there, and apply everything that happens at that
+instant — timers that expire, carriers arriving in a slot, and the instantaneous consequences
+(a carrier moving on into a freed slot, a waiting station taking an arrived carrier or claiming
+a freed slot) — in sweeps repeated until nothing changes. Instances never interact, and every
+random draw comes from the instance's own counter-based stream, so a batch equals separate runs.
 
-Station programs follow the SimPy engine (``sim_stations.py``); phases:
+Station programs follow the SimPy engine (``sim_stations.py``). Every row has a phase:
 
 | phase | meaning | ends |
 |---|---|---|
-| START | between cycles | at once |
+| START | between cycles (a switch checks its input, a magazine starts fetching) | at once |
 | WAIT | a source's waiting time | timer |
-| GET_WAIT | waiting for a carrier in the last slot of the input | condition |
-| GETTING | taking it off (``get_time``) | timer |
+| GET_WAIT / GETTING | wait for a carrier in the last slot of ``cur_in``, take it (``get_time``) | condition / timer |
 | COMP_WAIT / COMP_GETTING | the same for an assembly's k-th component buffer | condition / timer |
 | FAILING | an assembly scrapping an invalid component (``nok_part_error_time``) | timer |
-| WORKING | processing (``T·factor + Exp(scale)``, ×2 on rework) | timer |
-| PUT_WAIT | waiting for the output's first slot | condition |
-| PUTTING | putting the carrier on (``put_time + Exp``) | timer |
+| WORKING | processing: ``T·factor + Exp(scale)``, ×2 on rework | timer |
+| OUT_CHECK | a switch checks its selected output is not full | at once |
+| PUT_WAIT / PUTTING | wait for the first slot of ``cur_out``, put the carrier on | condition / timer |
+| IN_POLL / OUT_POLL | a switch looks again after ``poll_interval`` | timer |
+| FETCH / MAG_POLL | a magazine's getting time / its wait for a stored carrier | timer |
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, fields
 
 import torch
 
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.lineflow.batched.compiled import (
     KIND_ASSEMBLY,
+    KIND_COLLECTOR,
+    KIND_MAGAZINE,
+    KIND_PROCESS,
     KIND_SINK,
     KIND_SOURCE,
+    KIND_SWITCH,
     CompiledLine,
 )
 
-START, WAIT, GET_WAIT, GETTING, COMP_WAIT, COMP_GETTING, FAILING, WORKING, PUT_WAIT, PUTTING = (
-    range(10)
-)
-INF = float("inf")
+(
+    START, WAIT, GET_WAIT, GETTING, COMP_WAIT, COMP_GETTING, FAILING, WORKING,
+    OUT_CHECK, PUT_WAIT, PUTTING, IN_POLL, OUT_POLL, FETCH, MAG_POLL,
+) = range(15)  # fmt: skip
+INF = math.inf
 MAX_SWEEPS = 64
+JUMP_OVERHEAD = 3.1
 
 
 @dataclass
 class LineState:
-    """State of B lines. Stations S, buffers NB, slots per buffer C."""
+    """State of B lines: R station rows, NB buffers (+ null) of C slots, W workers."""
 
     now: torch.Tensor  # (B,) float64 clock
-    phase: torch.Tensor  # (B, S) long
-    wake: torch.Tensor  # (B, S) float64, end of the current timed phase (inf: none)
-    started: torch.Tensor  # (B, S) float64, start of the current WORKING phase
-    last_time: torch.Tensor  # (B, S) float64, last processing time
-    waiting: torch.Tensor  # (B, S) float64, sources' waiting time
-    carrier_created: torch.Tensor  # (B, S) float64, creation time of the part on the carrier held
-    carrier_origin: torch.Tensor  # (B, S) long, station that created it
-    comp_k: torch.Tensor  # (B, S) long, assembly: component buffer being served
-    comp_created: torch.Tensor  # (B, S) float64, assembly: part on the component carrier held
-    comp_origin: torch.Tensor  # (B, S) long
-    n_scrap: torch.Tensor  # (B, S) long, per assembly
-    scrap_seen: torch.Tensor  # (B, S) long, n_scrap at the last observation
+    phase: torch.Tensor  # (B, R) long
+    wake: torch.Tensor  # (B, R) float64, end of the current timed phase (inf: none)
+    started: torch.Tensor  # (B, R) float64, start of the current WORKING phase
+    factor: torch.Tensor  # (B, R) float64, worker speed-up of the current job
+    last_time: torch.Tensor  # (B, R) float64, last processing time
+    waiting: torch.Tensor  # (B, R) float64, sources' waiting time
+    cur_in: torch.Tensor  # (B, R) long, buffer the row takes from next
+    cur_out: torch.Tensor  # (B, R) long, buffer the row puts on next
+    index_in: torch.Tensor  # (B, R) long, switches' selected input
+    index_out: torch.Tensor  # (B, R) long, switches' selected output
+    stored: torch.Tensor  # (B, R) long, magazines' stored carriers
+    target: torch.Tensor  # (B, R) long, actionable magazines' stored count
+    carrier_created: torch.Tensor  # (B, R) float64, creation time of the part on the carrier held
+    carrier_origin: torch.Tensor  # (B, R) long, row that created it
+    comp_k: torch.Tensor  # (B, R) long, assembly: component buffer being served
+    comp_created: torch.Tensor  # (B, R) float64
+    comp_origin: torch.Tensor  # (B, R) long
+    n_scrap: torch.Tensor  # (B, R) long
+    scrap_seen: torch.Tensor  # (B, R) long, n_scrap at the last observation
     n_parts: torch.Tensor  # (B,) long
-    held: torch.Tensor  # (B, NB, C) bool, slot claimed by a carrier
-    arrived: torch.Tensor  # (B, NB, C) bool, the carrier has arrived in the slot
-    ready: torch.Tensor  # (B, NB, C) float64, arrival time of a moving carrier
-    slot_created: torch.Tensor  # (B, NB, C) float64, creation time of the part on the carrier
-    slot_origin: torch.Tensor  # (B, NB, C) long
-    count: torch.Tensor  # (B, NB) long, carriers put on and not taken off
+    jump_start: torch.Tensor  # (B, R) float64, slowdown window and factor
+    jump_end: torch.Tensor  # (B, R) float64
+    jump_factor: torch.Tensor  # (B, R) float64
+    held: torch.Tensor  # (B, NB+1, C) bool, slot claimed by a carrier
+    arrived: torch.Tensor  # (B, NB+1, C) bool
+    ready: torch.Tensor  # (B, NB+1, C) float64, arrival time of a moving carrier
+    slot_created: torch.Tensor  # (B, NB+1, C) float64
+    slot_origin: torch.Tensor  # (B, NB+1, C) long
+    count: torch.Tensor  # (B, NB+1) long, carriers put on and not taken off
+    w_station: torch.Tensor  # (B, W) long, row the worker stands at
+    w_target: torch.Tensor  # (B, W) long, row it should go to
+    w_dest: torch.Tensor  # (B, W) long, row it walks to
+    w_arrive: torch.Tensor  # (B, W) float64, end of its walk (inf: standing)
+    w_holder: torch.Tensor  # (B, W) long, row holding it for a job (-1: free)
 
 
 def initial_state(line: CompiledLine, batch: int) -> LineState:
     device = line.kind.device
-    s, nb, c = line.n_stations, line.n_buffers, line.cmax
+    r, nb, c, w = line.rows, line.null_buffer + 1, line.cmax, line.n_workers
     f64 = {"dtype": torch.float64, "device": device}
-    zeros_s = torch.zeros(batch, s, **f64)
+    i64 = {"dtype": torch.long, "device": device}
+
+    def rows(value: torch.Tensor) -> torch.Tensor:
+        return value.expand(batch, r).clone()
+
+    held = torch.zeros(batch, nb, c, dtype=torch.bool, device=device)
+    held[:, line.null_buffer, 0] = True  # the null buffer is never free
+    first = line.worker_station[:, 0] if w else torch.zeros(0, **i64)
+    # round-robin start: worker w of a pool stands at the pool's station (w mod n)
+    start = _round_robin(line) if w else first
     return LineState(
         now=torch.zeros(batch, **f64),
-        phase=torch.full((batch, s), START, dtype=torch.long, device=device),
-        wake=torch.zeros(batch, s, **f64),  # every station starts its program at time 0
-        started=zeros_s.clone(),
-        last_time=line.processing_time.expand(batch, s).clone(),
-        waiting=line.initial_waiting.expand(batch, s).clone(),
-        carrier_created=zeros_s.clone(),
-        carrier_origin=torch.zeros(batch, s, dtype=torch.long, device=device),
-        comp_k=torch.zeros(batch, s, dtype=torch.long, device=device),
-        comp_created=zeros_s.clone(),
-        comp_origin=torch.zeros(batch, s, dtype=torch.long, device=device),
-        n_scrap=torch.zeros(batch, s, dtype=torch.long, device=device),
-        scrap_seen=torch.zeros(batch, s, dtype=torch.long, device=device),
-        n_parts=torch.zeros(batch, dtype=torch.long, device=device),
-        held=torch.zeros(batch, nb, c, dtype=torch.bool, device=device),
+        phase=torch.full((batch, r), START, **i64),
+        wake=torch.zeros(batch, r, **f64),  # every row starts its program at time 0
+        started=torch.zeros(batch, r, **f64),
+        factor=torch.ones(batch, r, **f64),
+        last_time=rows(line.processing_time),
+        waiting=rows(line.initial_waiting),
+        cur_in=rows(line.buffer_in),
+        cur_out=rows(line.buffer_out),
+        index_in=torch.zeros(batch, r, **i64),
+        index_out=torch.zeros(batch, r, **i64),
+        stored=rows(line.initial_stored),
+        target=rows(line.initial_stored),
+        carrier_created=torch.zeros(batch, r, **f64),
+        carrier_origin=torch.zeros(batch, r, **i64),
+        comp_k=torch.zeros(batch, r, **i64),
+        comp_created=torch.zeros(batch, r, **f64),
+        comp_origin=torch.zeros(batch, r, **i64),
+        n_scrap=torch.zeros(batch, r, **i64),
+        scrap_seen=torch.zeros(batch, r, **i64),
+        n_parts=torch.zeros(batch, **i64),
+        jump_start=torch.zeros(batch, r, **f64),
+        jump_end=torch.zeros(batch, r, **f64),
+        jump_factor=torch.ones(batch, r, **f64),
+        held=held,
         arrived=torch.zeros(batch, nb, c, dtype=torch.bool, device=device),
         ready=torch.full((batch, nb, c), INF, **f64),
         slot_created=torch.zeros(batch, nb, c, **f64),
-        slot_origin=torch.zeros(batch, nb, c, dtype=torch.long, device=device),
-        count=torch.zeros(batch, nb, dtype=torch.long, device=device),
+        slot_origin=torch.zeros(batch, nb, c, **i64),
+        count=torch.zeros(batch, nb, **i64),
+        w_station=start.expand(batch, w).clone(),
+        w_target=start.expand(batch, w).clone(),
+        w_dest=start.expand(batch, w).clone(),
+        w_arrive=torch.full((batch, w), INF, **f64),
+        w_holder=torch.full((batch, w), -1, **i64),
     )
 
 
-def reset_where(line: CompiledLine, state: LineState, mask: torch.Tensor) -> None:
+def _round_robin(line: CompiledLine) -> torch.Tensor:
+    starts, local = [], {}
+    for w in range(line.n_workers):
+        pool_rows = tuple(line.worker_station[w].tolist())
+        k = local.get(pool_rows, 0)
+        local[pool_rows] = k + 1
+        unique = list(dict.fromkeys(pool_rows))
+        starts.append(unique[k % len(unique)])
+    return torch.tensor(starts, dtype=torch.long, device=line.kind.device)
+
+
+def reset_where(line: CompiledLine, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
     """Start fresh lines in the instances selected by ``mask`` (B,), in place."""
     fresh = initial_state(line, state.now.shape[0])
-    for name in LineState.__dataclass_fields__:
-        current, new = getattr(state, name), getattr(fresh, name)
+    for field in fields(LineState):
+        current, new = getattr(state, field.name), getattr(fresh, field.name)
         selector = mask.reshape(-1, *([1] * (current.dim() - 1)))
-        setattr(state, name, torch.where(selector, new, current))
+        setattr(state, field.name, torch.where(selector, new, current))
+    if bool((line.slowdown_max > 0).any()):
+        _draw_slowdowns(line, state, mask, rng)
+
+
+def _draw_slowdowns(
+    line: CompiledLine, state: LineState, mask: torch.Tensor, rng: InstanceRNG
+) -> None:
+    """The seeded slowdown windows of assemblies with a ``Slowdown`` (see ``spec.Slowdown``)."""
+    u = rng.uniform(line.rows, 2, where=mask).to(torch.float64)
+    t_max = line.slowdown_max
+    t_jump = t_max * (0.8 + 0.2 * u[..., 0])
+    time, noise = line.processing_time, line.noise_scale
+    horizon = 2 * t_max
+    factor = (
+        t_jump * (time + noise + JUMP_OVERHEAD) / ((line.slowdown_ratio - 1) * horizon + t_jump)
+        - noise
+        - JUMP_OVERHEAD
+    ) / time.clamp(min=1e-12)
+    start = (0.25 + 0.5 * u[..., 1]) * t_max
+    has = (t_max > 0) & mask[:, None]
+    state.jump_start = torch.where(has, start, state.jump_start)
+    state.jump_end = torch.where(has, start + t_jump, state.jump_end)
+    state.jump_factor = torch.where(has, factor, state.jump_factor)
 
 
 class Engine:
-    """Advances a ``LineState`` of a compiled line; holds the line's index tensors."""
+    """Advances a ``LineState`` of a compiled line."""
 
     def __init__(self, line: CompiledLine) -> None:
         self.line = line
-        c = line.cmax
-        self._in_valid = line.buffer_in >= 0
-        self._out_valid = line.buffer_out >= 0
-        self._station = torch.arange(line.n_stations, device=line.kind.device)
-        # Stations with an input / output, and the flat slot index (buffer·C + slot) of that
-        # input's last slot / output's first slot: unique per station, as each buffer has one
-        # upstream and one downstream station.
-        self._getters = self._station[self._in_valid]
-        self._putters = self._station[self._out_valid]
-        self._in_buffer = line.buffer_in[self._getters]
-        self._out_buffer = line.buffer_out[self._putters]
-        self._in_last = self._in_buffer * c + line.last_slot[self._in_buffer]
-        self._out_first = self._out_buffer * c
-        self._get_time = torch.zeros(line.n_stations, dtype=torch.float64, device=line.kind.device)
-        self._get_time[self._getters] = line.get_time[self._in_buffer]
-        self._is_source = line.kind == KIND_SOURCE
-        self._is_sink = line.kind == KIND_SINK
-        self._is_assembly = line.kind == KIND_ASSEMBLY
-        self._slot_next_valid = line.slot_valid[:, 1:]  # (NB, C-1): slot k+1 exists
+        device = line.kind.device
+        kind = line.kind
+        self._row = torch.arange(line.rows, device=device)
+        self._source = kind == KIND_SOURCE
+        self._sink = kind == KIND_SINK
+        self._assembly = kind == KIND_ASSEMBLY
+        self._switch = kind == KIND_SWITCH
+        self._magazine = kind == KIND_MAGAZINE
+        self._collector = kind == KIND_COLLECTOR
+        self._pooled = line.worker_pool_size > 0
+        self._takes_at_get = (
+            self._assembly & self._pooled
+        )  # assemblies hold workers from the main get
+        self._takes_at_work = (kind == KIND_PROCESS) & self._pooled
+        self._no_input = self._source & (line.buffer_in == line.null_buffer)
+        self._next_valid = line.slot_valid[:, 1:]
 
     # --- the event loop ---------------------------------------------------------------------
     def next_event(self, state: LineState) -> torch.Tensor:
-        """Earliest pending timer or slot arrival of each instance (B,)."""
-        moving = torch.where(state.held & ~state.arrived, state.ready, INF)
-        return torch.minimum(state.wake.min(dim=1).values, moving.flatten(1).min(dim=1).values)
+        """Earliest pending timer, slot arrival or worker arrival of each instance (B,)."""
+        moving = (
+            torch.where(state.held & ~state.arrived, state.ready, INF).flatten(1).min(dim=1).values
+        )
+        t = torch.minimum(state.wake.min(dim=1).values, moving)
+        if state.w_arrive.shape[1]:
+            t = torch.minimum(t, state.w_arrive.min(dim=1).values)
+        return t
 
     def advance(self, state: LineState, until: torch.Tensor, rng: InstanceRNG) -> None:
         """Process every event strictly before ``until`` (B,) and set the clocks to ``until``."""
@@ -151,99 +234,179 @@ class Engine:
                 if not bool(self._sweep(state, active, rng)):
                     break
             else:  # pragma: no cover - a line whose instantaneous moves never settle
-                raise RuntimeError("line did not settle: zero-time cycle of moves")
+                raise RuntimeError("line did not settle: a zero-time cycle of moves")
         state.now = until.clone()
 
-    def _sweep(self, state: LineState, active: torch.Tensor, rng: InstanceRNG) -> torch.Tensor:
-        """One pass of everything that happens at ``state.now``; returns whether anything did.
+    def apply_action(self, state: LineState, action: torch.Tensor) -> None:
+        """Apply a batched ``MultiDiscrete`` action (B, A) in the layout of ``features.action_slots``."""
+        line = self.line
+        for j, (kind, row, worker) in enumerate(line.actions):
+            value = action[:, j]
+            if kind == "waiting_time":
+                state.waiting[:, row] = value.to(torch.float64) * line.waiting_step[row]
+            elif kind == "index_in":
+                state.index_in[:, row] = value
+            elif kind == "index_out":
+                state.index_out[:, row] = value
+            elif kind == "magazine":
+                state.target[:, row] = value
+            else:
+                state.w_target[:, worker] = line.worker_station[worker][value]
+        if line.n_workers:
+            self._workers_leave(state, torch.ones_like(state.now, dtype=torch.bool))
 
-        Branch-free (every rule is applied with masks), so it costs the same for any batch and
-        can be compiled.
-        """
+    # --- one sweep ----------------------------------------------------------------------------
+    def _sweep(self, state: LineState, active: torch.Tensor, rng: InstanceRNG) -> torch.Tensor:
+        """One pass of everything that happens at ``state.now``; returns whether anything did."""
+        line = self.line
         now = state.now[:, None]
         act = active[:, None]
-        moved = self._slots(state, active)
+        changed = self._slots(state, active)
+        if line.n_workers:
+            changed = changed | self._workers_arrive(state, active)
         due = act & (state.wake <= now)
         old = state.phase
         phase = old
+        start_work = torch.zeros_like(due)
 
-        # PUTTING ends: the carrier arrives in the output's first slot.
+        # PUTTING ends: the carrier arrives in the first slot; switches may alternate.
         done = due & (phase == PUTTING)
         self._finish_put(state, done)
+        step = done & self._switch & line.alternate
+        state.index_in = torch.where(step, (state.index_in + 1) % line.n_inputs, state.index_in)
+        state.index_out = torch.where(step, (state.index_out + 1) % line.n_outputs, state.index_out)
         phase = torch.where(done, START, phase)
-        # WORKING ends; a sink counts its part.
+        # WORKING ends: release workers; a sink counts its part; a switch checks its output.
         done = due & (phase == WORKING)
         state.last_time = torch.where(done, now - state.started, state.last_time)
-        finished_part = done & self._is_sink
-        state.n_parts = state.n_parts + finished_part.sum(dim=1)
-        phase = torch.where(
-            done, torch.where(finished_part & ~self._out_valid, START, PUT_WAIT), phase
+        if line.n_workers:
+            self._release(state, done)
+        finished = done & self._sink
+        state.n_parts = state.n_parts + finished.sum(dim=1)
+        has_out = state.cur_out != line.null_buffer
+        after = torch.where(
+            self._switch, OUT_CHECK, torch.where(finished & ~has_out, START, PUT_WAIT)
         )
+        phase = torch.where(done, after, phase)
         # FAILING ends: one more scrapped component; wait for the next one.
         done = due & (phase == FAILING)
         state.n_scrap = state.n_scrap + done.long()
         phase = torch.where(done, COMP_WAIT, phase)
         # COMP_GETTING ends: check the component's assembly condition.
         done = due & (phase == COMP_GETTING)
-        limit = self.line.condition[state.comp_origin, self._station.expand_as(state.comp_origin)]
+        limit = line.condition[state.comp_origin, self._row.expand_as(state.comp_origin)]
         valid = (now - state.comp_created) < limit
-        ok = done & valid
-        failed = done & ~valid
+        ok, failed = done & valid, done & ~valid
         next_k = state.comp_k + ok.long()
-        all_done = ok & (next_k >= self.line.n_components)
+        all_done = ok & (next_k >= line.n_components)
         state.comp_k = torch.where(ok, next_k, state.comp_k)
         phase = torch.where(failed, FAILING, torch.where(ok & ~all_done, COMP_WAIT, phase))
-        start_work = all_done
-        # GETTING ends: assemblies turn to their components, the others start working.
+        start_work = start_work | all_done
+        # GETTING ends: collectors store the carrier; assemblies turn to their components
+        # (holding their workers from now on); everything else starts working.
         done = due & (phase == GETTING)
-        to_components = done & self._is_assembly
+        collected = done & self._collector
+        if bool(collected.any()):
+            state.stored = state.stored.scatter_add(
+                1, line.parent.expand_as(collected), collected.long()
+            )
+        if line.n_workers:
+            self._take_workers(state, done & self._takes_at_get)
+        to_components = done & self._assembly
         state.comp_k = torch.where(to_components, 0, state.comp_k)
-        phase = torch.where(to_components, COMP_WAIT, phase)
-        start_work = start_work | (done & ~self._is_assembly)
-        # WAIT ends (sources).
+        phase = torch.where(to_components, COMP_WAIT, torch.where(collected, START, phase))
+        start_work = start_work | (done & ~self._assembly & ~self._collector)
+        # Timers that only lead back to a check.
         phase = torch.where(due & (phase == WAIT), GET_WAIT, phase)
-        # Expired timers are consumed; a failure starts its own.
-        state.wake = torch.where(
-            due, torch.where(failed, now + self.line.nok_time, INF), state.wake
-        )
+        phase = torch.where(due & (phase == IN_POLL), START, phase)
+        phase = torch.where(due & (phase == OUT_POLL), OUT_CHECK, phase)
+        fetched = due & (phase == FETCH)
+        polled = due & (phase == MAG_POLL)
+        state.wake = torch.where(due, torch.where(failed, now + line.nok_time, INF), state.wake)
 
-        # START: a source with a waiting time waits; everything else goes for its input.
+        # Magazines: after the getting time (or a poll) take a stored carrier, or poll again.
+        if bool((fetched | polled).any()):
+            phase = self._magazine_take(state, fetched | polled, phase)
+        # START.
         starting = act & (phase == START)
-        waits = starting & self._is_source & (state.waiting > 0)
-        state.wake = torch.where(waits, now + state.waiting, state.wake)
-        phase = torch.where(waits, WAIT, torch.where(starting, GET_WAIT, phase))
-        # GET_WAIT: without an input (unlimited source) work at once; else take an arrived carrier.
+        phase = self._start(state, starting, phase)
+        # GET_WAIT: unlimited sources work at once; others take an arrived carrier.
         waiting = act & (phase == GET_WAIT)
-        start_work = start_work | (waiting & ~self._in_valid)
-        ready = torch.zeros_like(waiting)
-        ready[:, self._getters] = (
-            waiting[:, self._getters] & state.arrived.flatten(1)[:, self._in_last]
-        )
-        self._take(state, ready[:, self._getters])
+        start_work = start_work | (waiting & self._no_input)
+        ready = waiting & ~self._no_input & self._arrived_last(state, state.cur_in)
+        self._take(state, ready, state.cur_in, component=False)
         phase = torch.where(ready, GETTING, phase)
-        state.wake = torch.where(ready, now + self._get_time, state.wake)
+        state.wake = torch.where(ready, now + line.get_time[state.cur_in], state.wake)
         # COMP_WAIT: take an arrived component carrier from the k-th component buffer.
         waiting = act & (phase == COMP_WAIT)
-        k = state.comp_k.clamp(max=self.line.component.shape[1] - 1)
-        buffer = self.line.component[self._station[None, :], k].clamp(min=0)
-        flat = buffer * self.line.cmax + self.line.last_slot[buffer]
-        ready_component = waiting & state.arrived.flatten(1).gather(1, flat)
-        self._take_component(state, ready_component, buffer, flat)
-        phase = torch.where(ready_component, COMP_GETTING, phase)
-        state.wake = torch.where(ready_component, now + self.line.get_time[buffer], state.wake)
+        k = state.comp_k.clamp(max=line.component.shape[1] - 1)
+        buffer = line.component[self._row[None, :], k]
+        ready = waiting & self._arrived_last(state, buffer)
+        self._take(state, ready, buffer, component=True)
+        phase = torch.where(ready, COMP_GETTING, phase)
+        state.wake = torch.where(ready, now + line.get_time[buffer], state.wake)
         # Start processing.
-        self._start_work(state, start_work, rng)
-        phase = torch.where(start_work, WORKING, phase)
-        # PUT_WAIT: claim the output's first slot when it is free.
+        if bool(start_work.any()):
+            self._start_work(state, start_work, rng)
+            phase = torch.where(start_work, WORKING, phase)
+        # OUT_CHECK (switches): the selected output must not be full.
+        checking = act & (phase == OUT_CHECK)
+        selected = line.outputs[self._row[None, :], state.index_out]
+        room = state.count.gather(1, selected) < line.capacity[selected]
+        state.cur_out = torch.where(checking & room, selected, state.cur_out)
+        state.wake = torch.where(checking & ~room, now + line.poll, state.wake)
+        phase = torch.where(checking, torch.where(room, PUT_WAIT, OUT_POLL), phase)
+        # PUT_WAIT: claim the first slot of the output when it is free.
         waiting = act & (phase == PUT_WAIT)
-        free = torch.zeros_like(waiting)
-        free[:, self._putters] = (
-            waiting[:, self._putters] & ~state.held.flatten(1)[:, self._out_first]
-        )
+        first = state.cur_out * line.cmax
+        free = waiting & ~state.held.flatten(1).gather(1, first)
         phase = torch.where(free, PUTTING, phase)
         state.phase = phase
-        self._start_put(state, free, rng)
-        return moved | (phase != old).any() | start_work.any() | free.any()
+        if bool(free.any()):
+            self._start_put(state, free, rng)
+        return changed | (phase != old).any() | start_work.any() | free.any()
+
+    def _start(self, state: LineState, starting: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
+        """START: sources wait, switches check their input, magazines fetch, others get."""
+        line = self.line
+        now = state.now[:, None]
+        waits = starting & self._source & (state.waiting > 0)
+        state.wake = torch.where(waits, now + state.waiting, state.wake)
+        selected = line.inputs[self._row[None, :], state.index_in]
+        has_carrier = state.count.gather(1, selected) > 0
+        switch = starting & self._switch
+        state.cur_in = torch.where(switch & has_carrier, selected, state.cur_in)
+        state.wake = torch.where(switch & ~has_carrier, now + line.poll, state.wake)
+        magazine = starting & self._magazine
+        self._match_target(state, magazine)
+        state.wake = torch.where(magazine, now + line.getting_time, state.wake)
+        new_phase = torch.where(
+            waits,
+            WAIT,
+            torch.where(
+                switch,
+                torch.where(has_carrier, GET_WAIT, IN_POLL),
+                torch.where(magazine, FETCH, GET_WAIT),
+            ),
+        )
+        return torch.where(starting, new_phase, phase)
+
+    def _magazine_take(
+        self, state: LineState, mask: torch.Tensor, phase: torch.Tensor
+    ) -> torch.Tensor:
+        line = self.line
+        self._match_target(state, mask)
+        take = mask & (line.unlimited | (state.stored > 0))
+        state.stored = state.stored - (take & ~line.unlimited).long()
+        state.carrier_created = torch.where(take, 0.0, state.carrier_created)
+        state.carrier_origin = torch.where(take, self._row.expand_as(take), state.carrier_origin)
+        wait = mask & ~take
+        state.wake = torch.where(wait, state.now[:, None] + 1.0, state.wake)
+        return torch.where(take, PUT_WAIT, torch.where(wait, MAG_POLL, phase))
+
+    def _match_target(self, state: LineState, mask: torch.Tensor) -> None:
+        matched = mask & self.line.actionable_magazine
+        state.stored = torch.where(matched, state.target, state.stored)
 
     # --- slots --------------------------------------------------------------------------------
     def _slots(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
@@ -253,17 +416,17 @@ class Engine:
         state.arrived = state.arrived | arriving
         state.ready = torch.where(arriving, INF, state.ready)
         changed = arriving.any()
-        arrival_time = state.now[:, None] + self.line.slot_time[None, :]
+        arrival = state.now[:, None] + self.line.slot_time[None, :]
         for k in range(self.line.cmax - 2, -1, -1):
             move = (
                 active[:, None]
                 & state.arrived[:, :, k]
                 & ~state.held[:, :, k + 1]
-                & self._slot_next_valid[None, :, k]
+                & self._next_valid[None, :, k]
             )
             changed = changed | move.any()
             state.held[:, :, k + 1] |= move
-            state.ready[:, :, k + 1] = torch.where(move, arrival_time, state.ready[:, :, k + 1])
+            state.ready[:, :, k + 1] = torch.where(move, arrival, state.ready[:, :, k + 1])
             state.slot_created[:, :, k + 1] = torch.where(
                 move, state.slot_created[:, :, k], state.slot_created[:, :, k + 1]
             )
@@ -274,69 +437,111 @@ class Engine:
             state.arrived[:, :, k] &= ~move
         return changed
 
-    def _take(self, state: LineState, mask: torch.Tensor) -> None:
-        """Getters in ``mask`` (B, G) take the carrier in their input's last slot."""
-        flat = self._in_last
-        held, arrived = state.held.flatten(1), state.arrived.flatten(1)
-        held[:, flat] = held[:, flat] & ~mask
-        arrived[:, flat] = arrived[:, flat] & ~mask
-        state.count[:, self._in_buffer] -= mask.long()
-        cols = self._getters
-        created = state.slot_created.flatten(1)[:, flat]
-        origin = state.slot_origin.flatten(1)[:, flat]
-        state.carrier_created[:, cols] = torch.where(mask, created, state.carrier_created[:, cols])
-        state.carrier_origin[:, cols] = torch.where(mask, origin, state.carrier_origin[:, cols])
+    def _arrived_last(self, state: LineState, buffer: torch.Tensor) -> torch.Tensor:
+        flat = buffer * self.line.cmax + self.line.last_slot[buffer]
+        return state.arrived.flatten(1).gather(1, flat)
 
-    def _take_component(
-        self, state: LineState, mask: torch.Tensor, buffer: torch.Tensor, flat: torch.Tensor
+    def _take(
+        self, state: LineState, mask: torch.Tensor, buffer: torch.Tensor, component: bool
     ) -> None:
-        """Assemblies in ``mask`` (B, S) take the carrier in the last slot of ``flat`` (B, S)."""
+        """Rows in ``mask`` (B, R) take the carrier in the last slot of ``buffer`` (B, R)."""
+        flat = buffer * self.line.cmax + self.line.last_slot[buffer]
         created = state.slot_created.flatten(1).gather(1, flat)
         origin = state.slot_origin.flatten(1).gather(1, flat)
-        state.comp_created = torch.where(mask, created, state.comp_created)
-        state.comp_origin = torch.where(mask, origin, state.comp_origin)
-        taken = (
-            torch.zeros_like(state.held.flatten(1), dtype=torch.long).scatter_add_(
-                1, flat, mask.long()
-            )
-            > 0
-        )
-        state.held = state.held & ~taken.view_as(state.held)
-        state.arrived = state.arrived & ~taken.view_as(state.arrived)
+        if component:
+            state.comp_created = torch.where(mask, created, state.comp_created)
+            state.comp_origin = torch.where(mask, origin, state.comp_origin)
+        else:
+            state.carrier_created = torch.where(mask, created, state.carrier_created)
+            state.carrier_origin = torch.where(mask, origin, state.carrier_origin)
+        taken = torch.zeros(state.held.flatten(1).shape, dtype=torch.long, device=mask.device)
+        taken = taken.scatter_add_(1, flat, mask.long()).view_as(state.held) > 0
+        state.held = state.held & ~taken
+        state.arrived = state.arrived & ~taken
         state.count = state.count.scatter_add(1, buffer, -mask.long())
 
     def _start_put(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
-        cols = self._putters
-        m = mask[:, cols]
-        held = state.held.flatten(1)
-        held[:, self._out_first] = held[:, self._out_first] | m
-        u = rng.uniform(len(cols), where=m.any(dim=1)).to(torch.float64)
-        duration = (
-            self.line.put_time[self._out_buffer]
-            - torch.log1p(-u) * self.line.put_scale[self._out_buffer]
-        )
-        state.wake[:, cols] = torch.where(m, state.now[:, None] + duration, state.wake[:, cols])
+        line = self.line
+        first = state.cur_out * line.cmax
+        claimed = torch.zeros(state.held.flatten(1).shape, dtype=torch.long, device=mask.device)
+        claimed = claimed.scatter_add_(1, first, mask.long()).view_as(state.held) > 0
+        state.held = state.held | claimed
+        u = rng.uniform(line.rows, where=mask.any(dim=1)).to(torch.float64)
+        duration = line.put_time[state.cur_out] - torch.log1p(-u) * line.put_scale[state.cur_out]
+        state.wake = torch.where(mask, state.now[:, None] + duration, state.wake)
 
     def _finish_put(self, state: LineState, mask: torch.Tensor) -> None:
-        cols, flat = self._putters, self._out_first
-        m = mask[:, cols]
-        arrived = state.arrived.flatten(1)
-        arrived[:, flat] = arrived[:, flat] | m
-        created, origin = state.slot_created.flatten(1), state.slot_origin.flatten(1)
-        created[:, flat] = torch.where(m, state.carrier_created[:, cols], created[:, flat])
-        origin[:, flat] = torch.where(m, state.carrier_origin[:, cols], origin[:, flat])
-        state.count[:, self._out_buffer] += m.long()
+        first = state.cur_out * self.line.cmax
+        put = torch.zeros(state.held.flatten(1).shape, dtype=torch.long, device=mask.device)
+        put = put.scatter_add_(1, first, mask.long()) > 0
+        # each real buffer has one upstream row, so the scatters below never collide on it
+        created = state.slot_created.flatten(1).scatter(1, first, state.carrier_created)
+        origin = state.slot_origin.flatten(1).scatter(1, first, state.carrier_origin)
+        state.slot_created = torch.where(put, created, state.slot_created.flatten(1)).view_as(
+            state.slot_created
+        )
+        state.slot_origin = torch.where(put, origin, state.slot_origin.flatten(1)).view_as(
+            state.slot_origin
+        )
+        state.arrived = state.arrived | put.view_as(state.arrived)
+        state.count = state.count.scatter_add(1, state.cur_out, mask.long())
+        state.arrived[:, self.line.null_buffer] = False
 
     def _start_work(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
+        line = self.line
         now = state.now[:, None]
-        u = rng.uniform(self.line.n_stations, 2, where=mask.any(dim=1)).to(torch.float64)
-        duration = self.line.processing_time - torch.log1p(-u[..., 0]) * self.line.noise_scale
-        rework = u[..., 1] < self.line.rework_probability
-        duration = torch.where(rework, 2 * duration, duration)
+        if line.n_workers:
+            self._take_workers(state, mask & self._takes_at_work)
+        u = rng.uniform(line.rows, 2, where=mask.any(dim=1)).to(torch.float64)
+        jump = self._assembly & (state.jump_start <= now) & (now < state.jump_end)
+        factor = torch.where(self._pooled, state.factor, 1.0) * torch.where(
+            jump, state.jump_factor, 1.0
+        )
+        duration = line.processing_time * factor - torch.log1p(-u[..., 0]) * line.noise_scale
+        duration = torch.where(u[..., 1] < line.rework_probability, 2 * duration, duration)
         state.started = torch.where(mask, now, state.started)
         state.wake = torch.where(mask, now + duration, state.wake)
-        new_part = mask & self._is_source
+        new_part = mask & self._source
         state.carrier_created = torch.where(new_part, now, state.carrier_created)
         state.carrier_origin = torch.where(
-            new_part, self._station.expand_as(mask), state.carrier_origin
+            new_part, self._row.expand_as(mask), state.carrier_origin
         )
+
+    # --- workers ------------------------------------------------------------------------------
+    def _take_workers(self, state: LineState, mask: torch.Tensor) -> None:
+        """Rows in ``mask`` hold the free workers standing at them; their speed-up is stored."""
+        standing = (state.w_arrive == INF) & (state.w_holder < 0)  # (B, W)
+        at = state.w_station[:, None, :] == self._row[None, :, None]  # (B, R, W)
+        taken = mask[:, :, None] & at & standing[:, None, :]
+        skill = (taken * self.line.worker_skill.T[None]).sum(dim=2)
+        state.factor = torch.where(mask, torch.exp(-0.3 * skill), state.factor)
+        holder = (taken * self._row[None, :, None]).sum(dim=1)
+        state.w_holder = torch.where(taken.any(dim=1), holder, state.w_holder)
+
+    def _release(self, state: LineState, mask: torch.Tensor) -> None:
+        released = mask.gather(1, state.w_holder.clamp(min=0)) & (state.w_holder >= 0)
+        state.w_holder = torch.where(released, -1, state.w_holder)
+        self._workers_leave(state, released.any(dim=1))
+
+    def _workers_leave(self, state: LineState, rows: torch.Tensor) -> None:
+        """Free standing workers whose target differs from their station start walking."""
+        leave = (
+            rows[:, None]
+            & (state.w_holder < 0)
+            & (state.w_arrive == INF)
+            & (state.w_target != state.w_station)
+        )
+        instant = leave & (self.line.worker_transition == 0)
+        state.w_station = torch.where(instant, state.w_target, state.w_station)
+        walk = leave & ~instant
+        state.w_dest = torch.where(walk, state.w_target, state.w_dest)
+        state.w_arrive = torch.where(
+            walk, state.now[:, None] + self.line.worker_transition, state.w_arrive
+        )
+
+    def _workers_arrive(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
+        arriving = active[:, None] & (state.w_arrive <= state.now[:, None])
+        state.w_station = torch.where(arriving, state.w_dest, state.w_station)
+        state.w_arrive = torch.where(arriving, INF, state.w_arrive)
+        self._workers_leave(state, arriving.any(dim=1))
+        return arriving.any()

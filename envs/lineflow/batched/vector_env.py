@@ -89,14 +89,12 @@ class LineFlowVecEnv(TorchVectorEnv):
         self.scrap_factor = float(factor)
 
     def _reset_instances(self, mask: torch.Tensor) -> None:
-        reset_where(self.compiled, self.state, mask)
+        reset_where(self.compiled, self.state, mask, self.rng)
         self._steps = torch.where(mask, 0, self._steps)
 
     def _step_instances(self, action: torch.Tensor) -> StepOutput:
         state = self.state
-        sources = self.compiled.actionable_sources
-        steps = self.compiled.waiting_step[sources]
-        state.waiting[:, sources] = action[:, self._waiting_slots].to(torch.float64) * steps
+        self.engine.apply_action(state, action)
         parts, scrap = state.n_parts.clone(), state.n_scrap.sum(dim=1)
         self._steps = self._steps + 1
         until = torch.clamp(self._steps.to(torch.float64) * self.step_size, max=self.horizon)
