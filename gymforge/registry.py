@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 
@@ -28,6 +28,10 @@ class Capabilities:
         offline_dataset: ships or collects an offline dataset.
         render_modes: render modes of the single env.
         deterministic: the same seed and actions give the same trajectory.
+        same_engine: ``gym.make`` is the batch-of-one view of the ``make_vec`` dynamics, so a
+            vector instance equals the scalar env sample by sample. False where the scalar env
+            is an exact reference engine of its own (LineFlow's SimPy engine), which the vector
+            engine matches in distribution.
     """
 
     multi_agent: bool = False
@@ -36,6 +40,7 @@ class Capabilities:
     offline_dataset: bool = False
     render_modes: tuple[str, ...] = ()
     deterministic: bool = True
+    same_engine: bool = True
 
 
 @dataclass(frozen=True)
@@ -76,70 +81,88 @@ class EnvSpec:
 
 
 _LINEFLOW_ENV = "gymforge.envs.lineflow.gym_env:LineFlowEnv"
+_LINEFLOW_VEC_ENV = "gymforge.envs.lineflow.batched.vector_env:LineFlowVecEnv"
 _LINEFLOW_AGENTS = "gymforge.agents.lineflow"
-_LINEFLOW_CAPABILITIES = Capabilities(render_modes=("rgb_array", "human"))
+_LINEFLOW_BATCHED = Capabilities(
+    batched=True, devices=("cpu", "cuda"), render_modes=("rgb_array", "human"), same_engine=False
+)
+_LINEFLOW_SCALAR_ONLY = Capabilities(render_modes=("rgb_array", "human"))
 
-# id suffix, scenario, scenario kwargs, summary, reference agents (CLI name -> class)
-_LINEFLOW_ROWS: tuple[tuple[str, str, dict[str, Any], str, dict[str, str]], ...] = (
-    (
+
+class _LineRow(NamedTuple):
+    """One LineFlow id: ``LineFlow-<suffix>-v0`` running ``scenario`` with ``scenario_kwargs``."""
+
+    suffix: str
+    scenario: str
+    scenario_kwargs: dict[str, Any]
+    summary: str
+    agents: dict[str, str]  # CLI name -> class in gymforge.agents.lineflow
+    batched: bool = True  # the torch engine runs the line (tests check this against the engine)
+
+
+_LINEFLOW_ROWS: tuple[_LineRow, ...] = (
+    _LineRow(
         "WaitingTime",
         "waiting_time",
         {},
         "time a component source so parts neither starve nor expire",
         {"optimal": "OptimalWaitingTimeAgent"},
     ),
-    (
+    _LineRow(
         "WaitingTimeJump",
         "waiting_time_jump",
         {},
         "WaitingTime with a seeded temporary assembly slowdown",
         {"heuristic": "LastObservationAgent"},
     ),
-    (
+    _LineRow(
         "PartDistribution",
         "part_distribution",
         {"n_processes": 5},
         "route parts over k parallel processes (k=5)",
         {"greedy": "GreedyRoutingAgent", "optimal_share": "OptimalShareAgent"},
     ),
-    (
+    _LineRow(
         "WorkerAssignment",
         "worker_assignment",
         {"n_assemblies": 3},
         "assign 3k workers to k assemblies (k=3)",
         {"best_partition": "BestPartitionAgent"},
     ),
-    (
+    _LineRow(
         "ComplexLine",
         "complex_line",
         {"n_assemblies": 3},
         "workers, routing and source timing together (k=3)",
         {"heuristic": "ComplexLineHeuristicAgent"},
     ),
-    (
+    _LineRow(
         "PartDependentProcess",
         "part_dependent_process",
         {},
         "carrier types with part-dependent times",
         {},
+        batched=False,
     ),
-    ("SimpleLine", "simple_line", {}, "source, process, sink", {}),
-    (
+    _LineRow("SimpleLine", "simple_line", {}, "source, process, sink", {}),
+    _LineRow(
         "MultiSink",
         "multi_sink",
         {},
         "one source routed to five sinks",
         {"greedy": "GreedyRoutingAgent"},
     ),
-    ("DoubleSource", "double_source", {}, "a fast and a slow source merging into one sink", {}),
-    (
+    _LineRow(
+        "DoubleSource", "double_source", {}, "a fast and a slow source merging into one sink", {}
+    ),
+    _LineRow(
         "ComponentAssembly",
         "component_assembly",
         {},
         "closed carrier loop with assemblies and rework",
         {},
     ),
-    (
+    _LineRow(
         "CarrierMagazine",
         "carrier_magazine",
         {},
@@ -149,24 +172,19 @@ _LINEFLOW_ROWS: tuple[tuple[str, str, dict[str, Any], str, dict[str, str]], ...]
 )
 
 
-def _lineflow_spec(
-    suffix: str,
-    scenario: str,
-    scenario_kwargs: dict[str, Any],
-    summary: str,
-    agents: dict[str, str],
-) -> EnvSpec:
-    kwargs: dict[str, Any] = {"scenario": scenario}
-    if scenario_kwargs:
-        kwargs["scenario_kwargs"] = scenario_kwargs
+def _lineflow_spec(row: _LineRow) -> EnvSpec:
+    kwargs: dict[str, Any] = {"scenario": row.scenario}
+    if row.scenario_kwargs:
+        kwargs["scenario_kwargs"] = row.scenario_kwargs
     return EnvSpec(
-        id=f"LineFlow-{suffix}-v0",
+        id=f"LineFlow-{row.suffix}-v0",
         family="lineflow",
-        summary=f"LineFlow {suffix}: {summary}",
+        summary=f"LineFlow {row.suffix}: {row.summary}",
         entry_point=_LINEFLOW_ENV,
+        vector_entry_point=_LINEFLOW_VEC_ENV if row.batched else None,
         kwargs=kwargs,
-        capabilities=_LINEFLOW_CAPABILITIES,
-        agents={name: f"{_LINEFLOW_AGENTS}:{cls}" for name, cls in agents.items()},
+        capabilities=_LINEFLOW_BATCHED if row.batched else _LINEFLOW_SCALAR_ONLY,
+        agents={name: f"{_LINEFLOW_AGENTS}:{cls}" for name, cls in row.agents.items()},
     )
 
 
@@ -176,11 +194,12 @@ SPECS: tuple[EnvSpec, ...] = (
         family="lineflow",
         summary="Production line (exact SimPy engine); scenario= name or line= LineSpec",
         entry_point=_LINEFLOW_ENV,
+        vector_entry_point=_LINEFLOW_VEC_ENV,
         kwargs={"scenario": "waiting_time"},
-        capabilities=_LINEFLOW_CAPABILITIES,
+        capabilities=_LINEFLOW_BATCHED,
         agents={"optimal": f"{_LINEFLOW_AGENTS}:OptimalWaitingTimeAgent"},
     ),
-    *(_lineflow_spec(*row) for row in _LINEFLOW_ROWS),
+    *(_lineflow_spec(row) for row in _LINEFLOW_ROWS),
     EnvSpec(
         id="Probe-Match-v0",
         family="probe",
