@@ -140,6 +140,72 @@ def rollout(
     return result
 
 
+def batched_rollout(
+    env_id: str, agent_name: str, episodes: int, seed: int, num_envs: int, device: str
+) -> dict[str, Any]:
+    """Run ``num_envs`` instances of the id's vector env until each finished ``episodes`` episodes.
+
+    Instance ``i`` is seeded ``seed + i``; its later episodes continue its own random stream.
+    """
+    spec = get_spec(env_id)
+    if spec.vector_entry_point is None:
+        raise ValueError(
+            f"{env_id} has no batched (vector) implementation; drop --num-envs/--device"
+        )
+    if agent_name not in spec.agents:
+        raise ValueError(
+            f"agent must be one of {sorted(spec.agents)} for {env_id}, got {agent_name!r}"
+        )
+    if episodes < 1 or num_envs < 1:
+        raise ValueError(f"episodes and num_envs must be >= 1, got {episodes} and {num_envs}")
+    import torch
+
+    env = gym.make_vec(
+        env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", device=device
+    )
+    agent = load_entry_point(spec.agents[agent_name])(env)
+    agent.reset(seed=seed)
+    obs, info = env.reset(seed=seed)
+    totals = np.zeros(num_envs)
+    lengths = np.zeros(num_envs, dtype=np.int64)
+    returns: list[list[float]] = [[] for _ in range(num_envs)]
+    episode_lengths: list[int] = []
+    steps = 0
+    start = time.perf_counter()
+    while min(len(r) for r in returns) < episodes:
+        action = agent.act(obs.cpu().numpy(), {k: _host(v) for k, v in info.items()})
+        obs, reward, terminated, truncated, info = env.step(
+            torch.as_tensor(np.asarray(action), device=env.device)
+        )
+        totals += reward.cpu().numpy()
+        lengths += 1
+        steps += num_envs
+        for i in np.flatnonzero((terminated | truncated).cpu().numpy()):
+            if len(returns[i]) < episodes:
+                returns[i].append(float(totals[i]))
+                episode_lengths.append(int(lengths[i]))
+            totals[i], lengths[i] = 0.0, 0
+    elapsed = time.perf_counter() - start
+    env.close()
+    flat = [r for per_instance in returns for r in per_instance]
+    return {
+        "env_id": env_id,
+        "agent": agent_name,
+        "num_envs": num_envs,
+        "device": device,
+        "seeds": [seed + i for i in range(num_envs)],
+        "returns": flat,
+        "lengths": episode_lengths,
+        "mean_return": float(np.mean(flat)),
+        "std_return": float(np.std(flat)),
+        "steps_per_second": float(steps / elapsed),
+    }
+
+
+def _host(value: Any) -> Any:
+    return value.cpu().numpy() if hasattr(value, "cpu") else value
+
+
 def _check_record(spec: EnvSpec, record: str, record_every: int) -> None:
     """Fail before a long rollout rather than after it."""
     from gymforge.recording import supported_suffixes
@@ -156,13 +222,27 @@ def _check_record(spec: EnvSpec, record: str, record_every: int) -> None:
 
 
 def cmd_rollout(args: argparse.Namespace) -> int:
-    result = rollout(args.id, args.agent, args.episodes, args.seed, args.record, args.record_every)
+    if args.num_envs is not None or args.device is not None:
+        if args.record is not None:
+            raise ValueError("--record works with the single env only; drop --num-envs/--device")
+        result = batched_rollout(
+            args.id, args.agent, args.episodes, args.seed, args.num_envs or 1, args.device or "cpu"
+        )
+    else:
+        result = rollout(
+            args.id, args.agent, args.episodes, args.seed, args.record, args.record_every
+        )
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     print(f"{result['env_id']}  agent={result['agent']}  episodes={len(result['returns'])}")
-    for s, r, n in zip(result["seeds"], result["returns"], result["lengths"], strict=True):
-        print(f"  seed {s:>4}: return {r:10.2f}  ({n} steps)")
+    if "num_envs" in result:
+        print(
+            f"  {result['num_envs']} instances on {result['device']}, seeds {result['seeds'][0]}…"
+        )
+    else:
+        for s, r, n in zip(result["seeds"], result["returns"], result["lengths"], strict=True):
+            print(f"  seed {s:>4}: return {r:10.2f}  ({n} steps)")
     print(f"mean return {result['mean_return']:.2f} ± {result['std_return']:.2f}")
     print(f"steps/s     {result['steps_per_second']:.0f}")
     if "recording" in result:
@@ -195,6 +275,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the first episode as an animation (.gif; .mp4 if imageio-ffmpeg is installed)",
     )
     p_roll.add_argument("--record-every", type=int, default=20, metavar="N", help="steps per frame")
+    p_roll.add_argument(
+        "--num-envs", type=int, metavar="B", help="run B instances at once on the batched engine"
+    )
+    p_roll.add_argument("--device", help="torch device of the batched engine (cpu, cuda)")
     p_roll.set_defaults(func=cmd_rollout)
     return parser
 

@@ -110,3 +110,24 @@ def test_cli__record_rejects_unsupported_files_before_running(tmp_path, capsys):
     assert main(["rollout", "Probe-Match-v0", "--record", str(tmp_path / "x.gif")]) == 2
     assert "render mode 'rgb_array'" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_cli__batched_rollout_runs_every_instance_for_its_episodes(capsys):
+    assert main(["rollout", "Probe-Match-v0", "--num-envs", "16", "--episodes", "2", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["num_envs"] == 16 and len(result["returns"]) == 32
+    assert result["seeds"] == list(range(16))
+
+
+@pytest.mark.slow
+def test_cli__batched_rollout_of_a_lineflow_controller(capsys):
+    args = ["rollout", "LineFlow-WaitingTime-v0", "--agent", "optimal", "--num-envs", "4", "--json"]
+    assert main(args) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["lengths"] == [4000] * 4
+    assert 150 <= result["mean_return"] <= 165
+
+
+def test_cli__batched_rollout_needs_a_vector_entry_point(capsys):
+    assert main(["rollout", "LineFlow-PartDependentProcess-v0", "--num-envs", "2"]) == 2
+    assert "no batched" in capsys.readouterr().err
