@@ -85,7 +85,7 @@ def test_lineflow__torch_engine_runs_on_cuda():
     venv = LineFlowVecEnv(num_envs=256, device="cuda", scenario="worker_assignment")
     obs, _ = venv.reset(seed=0)
     for _ in range(50):
-        obs, reward, *_ = venv.step(
+        obs, *_ = venv.step(
             torch.zeros(256, venv.single_action_space.shape[0], dtype=torch.long, device="cuda")
         )
     assert obs.device.type == "cuda" and obs.shape == (256, *venv.single_observation_space.shape)
