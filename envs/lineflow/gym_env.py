@@ -151,8 +151,10 @@ class LineFlowEnv(gym.Env):
         self._obs = np.zeros(len(self.features), dtype=np.float32)
         self._sim: LineSimulation | None = None
         self._seed = 0
-        # This episode's actions and station switches, for exact pickling by replay.
-        self._log: list[np.ndarray | tuple[str, bool]] = []
+        # This episode's actions (preallocated: O(1) per step, bounded memory) and station
+        # switches (step, name, on), for exact pickling by replay.
+        self._actions = np.zeros((self.max_steps, len(self._nvec)), dtype=np.int32)
+        self._switches: list[tuple[int, str, bool]] = []
         self.history = StateHistory(line, self.max_steps) if record_history else None
         self._renderer: Any = None
         self._viewer: Any = None
@@ -177,7 +179,7 @@ class LineFlowEnv(gym.Env):
         if self._sim is None:
             raise RuntimeError("call reset() before set_station_on()")
         self._sim.set_station_on(name, bool(on))
-        self._log.append((name, bool(on)))
+        self._switches.append((self._step_count, name, bool(on)))
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -196,7 +198,7 @@ class LineFlowEnv(gym.Env):
         self._step_count = 0
         self._done = False
         self._reward.reset()
-        self._log = []
+        self._switches = []
         if self.history is not None:
             self.history.clear()
             self.history.record(self._sim, None)
@@ -207,7 +209,7 @@ class LineFlowEnv(gym.Env):
         if self._done:
             raise RuntimeError("the episode was truncated; call reset() before step()")
         action = self._validated(action)
-        self._log.append(action)
+        self._actions[self._step_count] = action
         result = self._advance(action)
         if self.render_mode == "human":
             self.render()
@@ -320,14 +322,15 @@ class LineFlowEnv(gym.Env):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         started = state.pop("_episode_started")
-        log = state["_log"]
+        steps, switches = state.get("_step_count", 0), state["_switches"]
         self.__dict__.update(state)
         if started:
             self._start_episode()
-            assert self._sim is not None
-            for entry in log:
-                self._log.append(entry)
-                if isinstance(entry, tuple):
-                    self._sim.set_station_on(*entry)
-                else:
-                    self._advance(entry)
+            sim = self._sim
+            assert sim is not None
+            for k in range(steps + 1):
+                for _, name, on in (entry for entry in switches if entry[0] == k):
+                    sim.set_station_on(name, on)
+                if k < steps:
+                    self._advance(self._actions[k].astype(np.int64))
+            self._switches = switches

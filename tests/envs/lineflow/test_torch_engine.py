@@ -95,11 +95,11 @@ def test_lineflow__controllers_drive_the_batched_engine():
     """The reference controllers act on batched observations and reach their level on the torch engine."""
     from gymforge.agents.lineflow import BestPartitionAgent
 
-    venv = LineFlowVecEnv(num_envs=4, scenario="worker_assignment", horizon=1000)
+    venv = LineFlowVecEnv(num_envs=2, scenario="worker_assignment", horizon=400)
     agent = BestPartitionAgent(venv)
     obs, _ = venv.reset(seed=0)
-    total = torch.zeros(4)
-    for _ in range(1000):
+    total = torch.zeros(2)
+    for _ in range(400):
         obs, reward, *_ = venv.step(torch.as_tensor(agent.act(obs.numpy())))
         total += reward
-    assert torch.all(total > 60)  # ≈ 285 per 4000 steps with the best partition, ≈ 135 at random
+    assert torch.all(total >= 20)  # the SimPy engine finishes 22–24 parts by t = 400 this way
