@@ -209,6 +209,9 @@ class Engine:
         )  # assemblies hold workers from the main get
         self._takes_at_work = (kind == KIND_PROCESS) & self._pooled
         self._no_input = self._source & (line.buffer_in == line.null_buffer)
+        self._has_switch = bool(self._switch.any())
+        self._has_magazine = bool(self._magazine.any())
+        self._has_assembly = bool(self._assembly.any())
         self._next_valid = line.slot_valid[:, 1:]
 
     # --- the event loop ---------------------------------------------------------------------
@@ -231,7 +234,7 @@ class Engine:
                 break
             state.now = torch.where(active, t_next, state.now)
             for _ in range(MAX_SWEEPS):
-                if not bool(self._sweep(state, active, rng)):
+                if not self._sweep(state, active, rng):
                     break
             else:  # pragma: no cover - a line whose instantaneous moves never settle
                 raise RuntimeError("line did not settle: a zero-time cycle of moves")
@@ -256,8 +259,12 @@ class Engine:
             self._workers_leave(state, torch.ones_like(state.now, dtype=torch.bool))
 
     # --- one sweep ----------------------------------------------------------------------------
-    def _sweep(self, state: LineState, active: torch.Tensor, rng: InstanceRNG) -> torch.Tensor:
-        """One pass of everything that happens at ``state.now``; returns whether anything did."""
+    def _sweep(self, state: LineState, active: torch.Tensor, rng: InstanceRNG) -> bool:
+        """One pass of everything that happens at ``state.now``; returns whether anything did.
+
+        Every rule is applied with masks over the whole batch; a rule that concerns no row at
+        all is skipped (a cheap check on the CPU that saves most of the work).
+        """
         line = self.line
         now = state.now[:, None]
         act = active[:, None]
@@ -268,103 +275,120 @@ class Engine:
         old = state.phase
         phase = old
         start_work = torch.zeros_like(due)
+        failed = torch.zeros_like(due)
+        any_due = bool(due.any())
 
-        # PUTTING ends: the carrier arrives in the first slot; switches may alternate.
-        done = due & (phase == PUTTING)
-        self._finish_put(state, done)
-        step = done & self._switch & line.alternate
-        state.index_in = torch.where(step, (state.index_in + 1) % line.n_inputs, state.index_in)
-        state.index_out = torch.where(step, (state.index_out + 1) % line.n_outputs, state.index_out)
-        phase = torch.where(done, START, phase)
-        # WORKING ends: release workers; a sink counts its part; a switch checks its output.
-        done = due & (phase == WORKING)
-        state.last_time = torch.where(done, now - state.started, state.last_time)
-        if line.n_workers:
-            self._release(state, done)
-        finished = done & self._sink
-        state.n_parts = state.n_parts + finished.sum(dim=1)
-        has_out = state.cur_out != line.null_buffer
-        after = torch.where(
-            self._switch, OUT_CHECK, torch.where(finished & ~has_out, START, PUT_WAIT)
-        )
-        phase = torch.where(done, after, phase)
-        # FAILING ends: one more scrapped component; wait for the next one.
-        done = due & (phase == FAILING)
-        state.n_scrap = state.n_scrap + done.long()
-        phase = torch.where(done, COMP_WAIT, phase)
-        # COMP_GETTING ends: check the component's assembly condition.
-        done = due & (phase == COMP_GETTING)
-        limit = line.condition[state.comp_origin, self._row.expand_as(state.comp_origin)]
-        valid = (now - state.comp_created) < limit
-        ok, failed = done & valid, done & ~valid
-        next_k = state.comp_k + ok.long()
-        all_done = ok & (next_k >= line.n_components)
-        state.comp_k = torch.where(ok, next_k, state.comp_k)
-        phase = torch.where(failed, FAILING, torch.where(ok & ~all_done, COMP_WAIT, phase))
-        start_work = start_work | all_done
-        # GETTING ends: collectors store the carrier; assemblies turn to their components
-        # (holding their workers from now on); everything else starts working.
-        done = due & (phase == GETTING)
-        collected = done & self._collector
-        if bool(collected.any()):
-            state.stored = state.stored.scatter_add(
-                1, line.parent.expand_as(collected), collected.long()
-            )
-        if line.n_workers:
-            self._take_workers(state, done & self._takes_at_get)
-        to_components = done & self._assembly
-        state.comp_k = torch.where(to_components, 0, state.comp_k)
-        phase = torch.where(to_components, COMP_WAIT, torch.where(collected, START, phase))
-        start_work = start_work | (done & ~self._assembly & ~self._collector)
-        # Timers that only lead back to a check.
-        phase = torch.where(due & (phase == WAIT), GET_WAIT, phase)
-        phase = torch.where(due & (phase == IN_POLL), START, phase)
-        phase = torch.where(due & (phase == OUT_POLL), OUT_CHECK, phase)
-        fetched = due & (phase == FETCH)
-        polled = due & (phase == MAG_POLL)
-        state.wake = torch.where(due, torch.where(failed, now + line.nok_time, INF), state.wake)
-
-        # Magazines: after the getting time (or a poll) take a stored carrier, or poll again.
-        if bool((fetched | polled).any()):
-            phase = self._magazine_take(state, fetched | polled, phase)
+        if any_due:
+            # PUTTING ends: the carrier arrives in the first slot; switches may alternate.
+            done = due & (phase == PUTTING)
+            if bool(done.any()):
+                self._finish_put(state, done)
+                if self._has_switch:
+                    step = done & self._switch & line.alternate
+                    state.index_in = torch.where(
+                        step, (state.index_in + 1) % line.n_inputs, state.index_in
+                    )
+                    state.index_out = torch.where(
+                        step, (state.index_out + 1) % line.n_outputs, state.index_out
+                    )
+                phase = torch.where(done, START, phase)
+            # WORKING ends: release workers; a sink counts its part; a switch checks its output.
+            done = due & (phase == WORKING)
+            if bool(done.any()):
+                state.last_time = torch.where(done, now - state.started, state.last_time)
+                if line.n_workers:
+                    self._release(state, done)
+                finished = done & self._sink
+                state.n_parts = state.n_parts + finished.sum(dim=1)
+                has_out = state.cur_out != line.null_buffer
+                after = torch.where(
+                    self._switch, OUT_CHECK, torch.where(finished & ~has_out, START, PUT_WAIT)
+                )
+                phase = torch.where(done, after, phase)
+            # FAILING ends: one more scrapped component; wait for the next one.
+            done = due & (phase == FAILING)
+            state.n_scrap = state.n_scrap + done.long()
+            phase = torch.where(done, COMP_WAIT, phase)
+            # COMP_GETTING ends: check the component's assembly condition.
+            done = due & (phase == COMP_GETTING)
+            if bool(done.any()):
+                limit = line.condition[state.comp_origin, self._row.expand_as(state.comp_origin)]
+                valid = (now - state.comp_created) < limit
+                ok, failed = done & valid, done & ~valid
+                next_k = state.comp_k + ok.long()
+                all_done = ok & (next_k >= line.n_components)
+                state.comp_k = torch.where(ok, next_k, state.comp_k)
+                phase = torch.where(failed, FAILING, torch.where(ok & ~all_done, COMP_WAIT, phase))
+                start_work = start_work | all_done
+            # GETTING ends: collectors store the carrier; assemblies turn to their components
+            # (holding their workers from now on); everything else starts working.
+            done = due & (phase == GETTING)
+            if bool(done.any()):
+                collected = done & self._collector
+                if bool(collected.any()):
+                    state.stored = state.stored.scatter_add(
+                        1, line.parent.expand_as(collected), collected.long()
+                    )
+                if line.n_workers:
+                    self._take_workers(state, done & self._takes_at_get)
+                to_components = done & self._assembly
+                state.comp_k = torch.where(to_components, 0, state.comp_k)
+                phase = torch.where(to_components, COMP_WAIT, torch.where(collected, START, phase))
+                start_work = start_work | (done & ~self._assembly & ~self._collector)
+            # Timers that only lead back to a check.
+            phase = torch.where(due & (phase == WAIT), GET_WAIT, phase)
+            phase = torch.where(due & (phase == IN_POLL), START, phase)
+            phase = torch.where(due & (phase == OUT_POLL), OUT_CHECK, phase)
+            fetched = due & ((phase == FETCH) | (phase == MAG_POLL))
+            state.wake = torch.where(due, torch.where(failed, now + line.nok_time, INF), state.wake)
+            # Magazines: after the getting time (or a poll) take a stored carrier, or poll again.
+            if self._has_magazine and bool(fetched.any()):
+                phase = self._magazine_take(state, fetched, phase)
         # START.
         starting = act & (phase == START)
-        phase = self._start(state, starting, phase)
+        if bool(starting.any()):
+            phase = self._start(state, starting, phase)
         # GET_WAIT: unlimited sources work at once; others take an arrived carrier.
         waiting = act & (phase == GET_WAIT)
         start_work = start_work | (waiting & self._no_input)
         ready = waiting & ~self._no_input & self._arrived_last(state, state.cur_in)
-        self._take(state, ready, state.cur_in, component=False)
-        phase = torch.where(ready, GETTING, phase)
-        state.wake = torch.where(ready, now + line.get_time[state.cur_in], state.wake)
+        if bool(ready.any()):
+            self._take(state, ready, state.cur_in, component=False)
+            phase = torch.where(ready, GETTING, phase)
+            state.wake = torch.where(ready, now + line.get_time[state.cur_in], state.wake)
         # COMP_WAIT: take an arrived component carrier from the k-th component buffer.
-        waiting = act & (phase == COMP_WAIT)
-        k = state.comp_k.clamp(max=line.component.shape[1] - 1)
-        buffer = line.component[self._row[None, :], k]
-        ready = waiting & self._arrived_last(state, buffer)
-        self._take(state, ready, buffer, component=True)
-        phase = torch.where(ready, COMP_GETTING, phase)
-        state.wake = torch.where(ready, now + line.get_time[buffer], state.wake)
+        if self._has_assembly:
+            waiting = act & (phase == COMP_WAIT)
+            k = state.comp_k.clamp(max=line.component.shape[1] - 1)
+            buffer = line.component[self._row[None, :], k]
+            ready = waiting & self._arrived_last(state, buffer)
+            if bool(ready.any()):
+                self._take(state, ready, buffer, component=True)
+                phase = torch.where(ready, COMP_GETTING, phase)
+                state.wake = torch.where(ready, now + line.get_time[buffer], state.wake)
         # Start processing.
         if bool(start_work.any()):
             self._start_work(state, start_work, rng)
             phase = torch.where(start_work, WORKING, phase)
         # OUT_CHECK (switches): the selected output must not be full.
-        checking = act & (phase == OUT_CHECK)
-        selected = line.outputs[self._row[None, :], state.index_out]
-        room = state.count.gather(1, selected) < line.capacity[selected]
-        state.cur_out = torch.where(checking & room, selected, state.cur_out)
-        state.wake = torch.where(checking & ~room, now + line.poll, state.wake)
-        phase = torch.where(checking, torch.where(room, PUT_WAIT, OUT_POLL), phase)
+        if self._has_switch:
+            checking = act & (phase == OUT_CHECK)
+            if bool(checking.any()):
+                selected = line.outputs[self._row[None, :], state.index_out]
+                room = state.count.gather(1, selected) < line.capacity[selected]
+                state.cur_out = torch.where(checking & room, selected, state.cur_out)
+                state.wake = torch.where(checking & ~room, now + line.poll, state.wake)
+                phase = torch.where(checking, torch.where(room, PUT_WAIT, OUT_POLL), phase)
         # PUT_WAIT: claim the first slot of the output when it is free.
         waiting = act & (phase == PUT_WAIT)
         first = state.cur_out * line.cmax
         free = waiting & ~state.held.flatten(1).gather(1, first)
         phase = torch.where(free, PUTTING, phase)
         state.phase = phase
-        if bool(free.any()):
+        any_free = bool(free.any())
+        if any_free:
             self._start_put(state, free, rng)
-        return changed | (phase != old).any() | start_work.any() | free.any()
+        return changed | any_due | bool(start_work.any()) | any_free | bool((phase != old).any())
 
     def _start(self, state: LineState, starting: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
         """START: sources wait, switches check their input, magazines fetch, others get."""
@@ -409,13 +433,13 @@ class Engine:
         state.stored = torch.where(matched, state.target, state.stored)
 
     # --- slots --------------------------------------------------------------------------------
-    def _slots(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
+    def _slots(self, state: LineState, active: torch.Tensor) -> bool:
         """Arrivals due at ``now``, then carriers moving on into free slots (downstream first)."""
         act = active[:, None, None]
         arriving = act & state.held & ~state.arrived & (state.ready <= state.now[:, None, None])
         state.arrived = state.arrived | arriving
         state.ready = torch.where(arriving, INF, state.ready)
-        changed = arriving.any()
+        changed = bool(arriving.any())
         arrival = state.now[:, None] + self.line.slot_time[None, :]
         for k in range(self.line.cmax - 2, -1, -1):
             move = (
@@ -424,7 +448,9 @@ class Engine:
                 & ~state.held[:, :, k + 1]
                 & self._next_valid[None, :, k]
             )
-            changed = changed | move.any()
+            if not bool(move.any()):
+                continue
+            changed = True
             state.held[:, :, k + 1] |= move
             state.ready[:, :, k + 1] = torch.where(move, arrival, state.ready[:, :, k + 1])
             state.slot_created[:, :, k + 1] = torch.where(
@@ -510,6 +536,8 @@ class Engine:
     # --- workers ------------------------------------------------------------------------------
     def _take_workers(self, state: LineState, mask: torch.Tensor) -> None:
         """Rows in ``mask`` hold the free workers standing at them; their speed-up is stored."""
+        if not bool(mask.any()):
+            return
         standing = (state.w_arrive == INF) & (state.w_holder < 0)  # (B, W)
         at = state.w_station[:, None, :] == self._row[None, :, None]  # (B, R, W)
         taken = mask[:, :, None] & at & standing[:, None, :]
@@ -519,6 +547,8 @@ class Engine:
         state.w_holder = torch.where(taken.any(dim=1), holder, state.w_holder)
 
     def _release(self, state: LineState, mask: torch.Tensor) -> None:
+        if not bool((mask & self._pooled).any()):
+            return
         released = mask.gather(1, state.w_holder.clamp(min=0)) & (state.w_holder >= 0)
         state.w_holder = torch.where(released, -1, state.w_holder)
         self._workers_leave(state, released.any(dim=1))
@@ -539,9 +569,11 @@ class Engine:
             walk, state.now[:, None] + self.line.worker_transition, state.w_arrive
         )
 
-    def _workers_arrive(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
+    def _workers_arrive(self, state: LineState, active: torch.Tensor) -> bool:
         arriving = active[:, None] & (state.w_arrive <= state.now[:, None])
+        if not bool(arriving.any()):
+            return False
         state.w_station = torch.where(arriving, state.w_dest, state.w_station)
         state.w_arrive = torch.where(arriving, INF, state.w_arrive)
         self._workers_leave(state, arriving.any(dim=1))
-        return arriving.any()
+        return True
