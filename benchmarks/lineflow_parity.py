@@ -43,12 +43,12 @@ How to run (from the repository root)
                                          [--processes 2] [--quick] [--out benchmarks/results]
 
     The default horizon is 2000 steps, not the envs' 4000: the torch engine runs at only
-    ~20–140 batched steps/s on the larger lines (ComponentAssembly, PartDistribution,
+    ~10–40 batched steps/s on the larger lines (ComponentAssembly, PartDistribution,
     WorkerAssignment, ComplexLine), so 32 seeds at horizon 4000 took 20 minutes on the 2-core
-    development machine (with other load); horizon 2000 keeps the default run within about
-    10 minutes. ``--horizon 4000`` runs the envs' own episode length. ``--quick`` is a smoke run
-    (8 seeds, horizon 1000, about 5 minutes); it still writes its files, so point ``--out``
-    elsewhere to keep the checked-in results.
+    development machine under other load, while horizon 2000 took 7 minutes (411 s).
+    ``--horizon 4000`` runs the envs' own episode length. ``--quick`` is a smoke run (8 seeds,
+    horizon 1000, 2–5 minutes, most of it the torch engine's per-step overhead); it still writes
+    its files, so point ``--out`` elsewhere to keep the checked-in results.
 
 Where results go
     ``<out>/lineflow_parity.json``: every episode's parts, scrap and steps for both engines,

@@ -125,6 +125,11 @@ class LineSimulation:
         env = self.env
         while env.peek() < time:
             env.step()
+        # Move SimPy's clock to the decision time too (no event lies in between), so that whatever
+        # an action schedules — a worker's walk — starts now, not at the last event before it.
+        # ``Environment`` keeps its clock in ``_now``; ``run(until=...)`` would leave its stop
+        # event behind in the queue.
+        env._now = max(env.now, time)
         self._clock = time
         return env.peek() != float("inf")
 

@@ -167,3 +167,16 @@ def test_lineflow__switching_a_station_back_on_resumes_production():
     assert info["n_parts"] > stalled + 10
     with pytest.raises(ValueError, match="station must be one of"):
         env.unwrapped.set_station_on("Nope", True)
+
+
+def test_lineflow__a_worker_sent_between_events_walks_from_the_decision_time():
+    """An action at t = 3 (no event at 3) starts the 5-unit walk at 3, so it ends at 8."""
+    spec = worker_assignment(3)
+    sim = LineSimulation(spec, seed=0)
+    sim.run_until(3.0)
+    assert sim.env.now == 3.0
+    sim.apply_action([2] + [w % 3 for w in range(1, 9)])
+    sim.run_until(7.99)
+    assert sim.pools["Pool"].workers[0].in_transit
+    sim.run_until(8.01)
+    assert sim.pools["Pool"].workers[0].station == 2
