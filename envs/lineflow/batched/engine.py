@@ -233,8 +233,11 @@ class Engine:
             if not bool(active.any()):
                 break
             state.now = torch.where(active, t_next, state.now)
+            sweeping = active
             for _ in range(MAX_SWEEPS):
-                if not self._sweep(state, active, rng):
+                # only instances whose last sweep changed something can change again
+                sweeping = sweeping & self._sweep(state, sweeping, rng)
+                if not bool(sweeping.any()):
                     break
             else:  # pragma: no cover - a line whose instantaneous moves never settle
                 raise RuntimeError("line did not settle: a zero-time cycle of moves")
@@ -259,7 +262,7 @@ class Engine:
             self._workers_leave(state, torch.ones_like(state.now, dtype=torch.bool))
 
     # --- one sweep ----------------------------------------------------------------------------
-    def _sweep(self, state: LineState, active: torch.Tensor, rng: InstanceRNG) -> bool:
+    def _sweep(self, state: LineState, active: torch.Tensor, rng: InstanceRNG) -> torch.Tensor:
         """One pass of everything that happens at ``state.now``; returns whether anything did.
 
         Every rule is applied with masks over the whole batch; a rule that concerns no row at
@@ -388,7 +391,7 @@ class Engine:
         any_free = bool(free.any())
         if any_free:
             self._start_put(state, free, rng)
-        return changed | any_due | bool(start_work.any()) | any_free | bool((phase != old).any())
+        return changed | (due | start_work | free | (phase != old)).any(dim=1)
 
     def _start(self, state: LineState, starting: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
         """START: sources wait, switches check their input, magazines fetch, others get."""
@@ -433,13 +436,13 @@ class Engine:
         state.stored = torch.where(matched, state.target, state.stored)
 
     # --- slots --------------------------------------------------------------------------------
-    def _slots(self, state: LineState, active: torch.Tensor) -> bool:
+    def _slots(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
         """Arrivals due at ``now``, then carriers moving on into free slots (downstream first)."""
         act = active[:, None, None]
         arriving = act & state.held & ~state.arrived & (state.ready <= state.now[:, None, None])
         state.arrived = state.arrived | arriving
         state.ready = torch.where(arriving, INF, state.ready)
-        changed = bool(arriving.any())
+        changed = arriving.flatten(1).any(dim=1)
         arrival = state.now[:, None] + self.line.slot_time[None, :]
         for k in range(self.line.cmax - 2, -1, -1):
             move = (
@@ -450,7 +453,7 @@ class Engine:
             )
             if not bool(move.any()):
                 continue
-            changed = True
+            changed = changed | move.any(dim=1)
             state.held[:, :, k + 1] |= move
             state.ready[:, :, k + 1] = torch.where(move, arrival, state.ready[:, :, k + 1])
             state.slot_created[:, :, k + 1] = torch.where(
@@ -569,11 +572,11 @@ class Engine:
             walk, state.now[:, None] + self.line.worker_transition, state.w_arrive
         )
 
-    def _workers_arrive(self, state: LineState, active: torch.Tensor) -> bool:
+    def _workers_arrive(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
         arriving = active[:, None] & (state.w_arrive <= state.now[:, None])
         if not bool(arriving.any()):
-            return False
+            return torch.zeros_like(active)
         state.w_station = torch.where(arriving, state.w_dest, state.w_station)
         state.w_arrive = torch.where(arriving, INF, state.w_arrive)
         self._workers_leave(state, arriving.any(dim=1))
-        return True
+        return arriving.any(dim=1)
