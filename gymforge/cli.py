@@ -122,16 +122,8 @@ def rollout(
     finally:
         env.close()
     elapsed = time.perf_counter() - start
-    result: dict[str, Any] = {
-        "env_id": env_id,
-        "agent": agent_name,
-        "seeds": [seed + e for e in range(episodes)],
-        "returns": returns,
-        "lengths": lengths,
-        "mean_return": float(np.mean(returns)),
-        "std_return": float(np.std(returns)),
-        "steps_per_second": float(sum(lengths) / elapsed),
-    }
+    seeds = [seed + e for e in range(episodes)]
+    result = _summary(env_id, agent_name, seeds, returns, lengths, sum(lengths) / elapsed)
     if record is not None:
         from gymforge.recording import write_animation
 
@@ -188,17 +180,28 @@ def batched_rollout(
     elapsed = time.perf_counter() - start
     env.close()
     flat = [r for per_instance in returns for r in per_instance]
+    seeds = [seed + i for i in range(num_envs)]
+    result = _summary(env_id, agent_name, seeds, flat, episode_lengths, steps / elapsed)
+    return {**result, "num_envs": num_envs, "device": device}
+
+
+def _summary(
+    env_id: str,
+    agent: str,
+    seeds: list[int],
+    returns: list[float],
+    lengths: list[int],
+    steps_per_second: float,
+) -> dict[str, Any]:
     return {
         "env_id": env_id,
-        "agent": agent_name,
-        "num_envs": num_envs,
-        "device": device,
-        "seeds": [seed + i for i in range(num_envs)],
-        "returns": flat,
-        "lengths": episode_lengths,
-        "mean_return": float(np.mean(flat)),
-        "std_return": float(np.std(flat)),
-        "steps_per_second": float(steps / elapsed),
+        "agent": agent,
+        "seeds": seeds,
+        "returns": returns,
+        "lengths": lengths,
+        "mean_return": float(np.mean(returns)),
+        "std_return": float(np.std(returns)),
+        "steps_per_second": float(steps_per_second),
     }
 
 

@@ -13,7 +13,7 @@ from gymnasium import spaces
 from gymforge.core.seeds import MAX_SEED, validate_seed
 from gymforge.envs.lineflow.features import action_nvec, action_slots, observation_features
 from gymforge.envs.lineflow.history import StateHistory
-from gymforge.envs.lineflow.rewards import make_reward
+from gymforge.envs.lineflow.rewards import check_scrap_factor, make_reward
 from gymforge.envs.lineflow.scenarios import SCENARIOS, make_scenario
 from gymforge.envs.lineflow.simpy_engine import LineSimulation
 from gymforge.envs.lineflow.spec import LineSpec
@@ -166,13 +166,7 @@ class LineFlowEnv(gym.Env):
 
     def set_scrap_factor(self, factor: float) -> None:
         """Weight of a scrapped part in the reward from now on (>= 0)."""
-        if (
-            isinstance(factor, bool)
-            or not isinstance(factor, (int, float))
-            or not 0 <= factor < math.inf
-        ):
-            raise ValueError(f"scrap_factor must be a finite number >= 0, got {factor!r}")
-        self._reward.scrap_factor = float(factor)
+        self._reward.scrap_factor = check_scrap_factor(factor)
 
     def set_station_on(self, name: str, on: bool) -> None:
         """Switch station ``name`` on or off; an off station stops before its next cycle."""

@@ -12,6 +12,7 @@ here 0 means "since the episode started" by definition. Every reward costs O(sta
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -79,6 +80,17 @@ class UptimeReward(LineReward):
         self._steps += 1
         window = min(self._steps, self.lookback) if self.lookback > 0 else self._steps
         return float(self._sum.mean() / window)
+
+
+def check_scrap_factor(factor: object) -> float:
+    """``factor`` as a float, or ``ValueError`` unless it is a finite number >= 0."""
+    if (
+        isinstance(factor, bool)
+        or not isinstance(factor, (int, float))
+        or not 0 <= factor < math.inf
+    ):
+        raise ValueError(f"scrap_factor must be a finite number >= 0, got {factor!r}")
+    return float(factor)
 
 
 def make_reward(name: str, scrap_factor: float, n_stations: int, lookback: int) -> LineReward:

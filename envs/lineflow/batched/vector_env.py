@@ -22,6 +22,7 @@ from gymforge.envs.lineflow.batched.engine import Engine, initial_state, reset_w
 from gymforge.envs.lineflow.batched.observe import Observer
 from gymforge.envs.lineflow.features import action_nvec, action_slots, observation_features
 from gymforge.envs.lineflow.gym_env import check_timing, resolve_line
+from gymforge.envs.lineflow.rewards import check_scrap_factor
 from gymforge.envs.lineflow.spec import LineSpec
 
 BATCHED_REWARDS = ("parts",)
@@ -63,7 +64,9 @@ class LineFlowVecEnv(TorchVectorEnv):
         self.horizon = float(horizon)
         self.step_size = float(step_size)
         self.max_steps = math.ceil(self.horizon / self.step_size)
-        self.scrap_factor = spec.scrap_factor if scrap_factor is None else float(scrap_factor)
+        self.scrap_factor = check_scrap_factor(
+            spec.scrap_factor if scrap_factor is None else scrap_factor
+        )
         observation_space = spaces.Box(0.0, 1.0, (len(self.features),), np.float32)
         action_space = spaces.MultiDiscrete(action_nvec(spec))
         super().__init__(num_envs, observation_space, action_space, device, autoreset)
@@ -72,21 +75,10 @@ class LineFlowVecEnv(TorchVectorEnv):
         self.observer = Observer(self.compiled, self.horizon)
         self.state = initial_state(self.compiled, self.num_envs)
         self._steps = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
-        self._waiting_slots = torch.tensor(
-            [i for i, slot in enumerate(self.action_slots) if slot.kind == "waiting_time"],
-            dtype=torch.long,
-            device=self.device,
-        )
 
     def set_scrap_factor(self, factor: float) -> None:
         """Weight of a scrapped part in the reward from now on (>= 0)."""
-        if (
-            isinstance(factor, bool)
-            or not isinstance(factor, (int, float))
-            or not 0 <= factor < math.inf
-        ):
-            raise ValueError(f"scrap_factor must be a finite number >= 0, got {factor!r}")
-        self.scrap_factor = float(factor)
+        self.scrap_factor = check_scrap_factor(factor)
 
     def _reset_instances(self, mask: torch.Tensor) -> None:
         reset_where(self.compiled, self.state, mask, self.rng)
