@@ -113,7 +113,6 @@ import contextlib
 import cProfile
 import dataclasses
 import gc
-import importlib.metadata
 import json
 import logging
 import math
@@ -121,11 +120,9 @@ import os
 import platform
 import pstats
 import re
-import shlex
 import statistics
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Sequence
@@ -138,6 +135,10 @@ import numpy as np
 import torch
 
 import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `common`, however this is started
+import common
+from common import fmt_rate, fmt_verdict
 
 TORCH = "torch"
 SYNC = "simpy-sync"
@@ -1113,35 +1114,8 @@ def verdicts(
 # Reporting
 
 
-def package_version(name: str) -> str | None:
-    """Installed version of distribution ``name``, or ``None``."""
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def git_revision() -> str | None:
-    """``HEAD`` of the repository holding this file, with ``+dirty`` for local changes."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ("+dirty" if dirty else "")
-
-
 def machine_info(device: str) -> dict[str, Any]:
     """Platform, CPUs, load, interpreter, accelerator and package versions."""
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     cpu_model = None
     with contextlib.suppress(OSError), open("/proc/cpuinfo") as cpuinfo:
@@ -1157,28 +1131,15 @@ def machine_info(device: str) -> dict[str, Any]:
         "machine": platform.machine(),
         "cpu_model": cpu_model,
         "cpu_count": os.cpu_count(),
-        "cpus_usable": affinity,
+        "cpus_usable": common.cpus_usable(),
         "load_average_at_start": None if load is None else list(load),
         "python": sys.version.split()[0],
         "torch_default_threads": torch.get_num_threads(),
         "torch_cuda_available": torch.cuda.is_available(),
         "gpu": gpu,
-        "versions": {name: package_version(name) for name in VERSIONED_PACKAGES},
-        "git_revision": git_revision(),
+        "versions": common.package_versions(VERSIONED_PACKAGES),
+        "git_revision": common.git_revision(),
     }
-
-
-def command_line() -> str:
-    """The command that ran this benchmark, as typed from the repository root."""
-    script = Path(sys.argv[0])
-    with contextlib.suppress(ValueError):
-        script = script.resolve().relative_to(Path.cwd())
-    return shlex.join(["python", str(script), *sys.argv[1:]])
-
-
-def fmt_rate(value: float | None) -> str:
-    """A rate with thousands separators."""
-    return "–" if value is None else f"{value:,.0f}"
 
 
 def fmt_bytes(value: float | None) -> str:
@@ -1201,11 +1162,6 @@ def fmt_ratio(value: float | None) -> str:
     if value >= 10:
         return f"{value:.1f}×"
     return f"{value:.2f}×"
-
-
-def fmt_verdict(passed: bool | None) -> str:
-    """PASS, FAIL or not measured."""
-    return {True: "PASS", False: "**FAIL**", None: "not measured"}[passed]
 
 
 def scenario_table(report: dict[str, Any], key: str) -> list[str]:
@@ -1461,35 +1417,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-    ) as handle:
-        handle.write(text)
-        temporary = Path(handle.name)
-    try:
-        os.chmod(temporary, 0o644)  # NamedTemporaryFile creates 0600
-        os.replace(temporary, path)
-    except OSError:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 # --------------------------------------------------------------------------------------------
 # Entry point
-
-
-def parse_scenarios(values: Sequence[str]) -> list[str]:
-    """Scenario keys from ``--scenarios`` (space- or comma-separated, any case), in table order."""
-    wanted = {v.strip().upper() for value in values for v in value.split(",") if v.strip()}
-    unknown = wanted - set(SCENARIOS)
-    if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown scenario(s) {sorted(unknown)}; choose from {list(SCENARIOS)}"
-        )
-    return [key for key in SCENARIOS if key in wanted]
 
 
 def positive(kind: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -1594,7 +1523,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.warm_up_steps < 0:
         parser.error("--warm-up-steps must be >= 0")
     try:
-        args.scenarios = parse_scenarios(args.scenarios)
+        args.scenarios = common.parse_scenarios(args.scenarios, SCENARIOS)
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
     if not args.scenarios:
@@ -1674,7 +1603,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "benchmark": "lineflow_batched",
         "started_utc": started,
         "wall_s": time.perf_counter() - clock,
-        "command": command_line(),
+        "command": common.command_line(),
         "interpreter": sys.executable,
         "settings": asdict(settings),
         "systems": {
@@ -1701,9 +1630,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     stem = "lineflow_batched_cuda" if on_cuda else "lineflow_batched"
     args.out.mkdir(parents=True, exist_ok=True)
-    write_atomic(args.out / f"{stem}.json", json.dumps(report, indent=2) + "\n")
+    common.write_json(args.out / f"{stem}.json", report, indent=2)
     markdown = render_markdown(report)
-    write_atomic(args.out / f"{stem}.md", markdown)
+    common.write_atomic(args.out / f"{stem}.md", markdown)
     print()
     print(markdown)
     print(f"Wrote {args.out / f'{stem}.json'} and {args.out / f'{stem}.md'}.")

@@ -54,16 +54,8 @@ Where results go
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib.metadata
-import json
 import multiprocessing
-import os
-import platform
-import shlex
-import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -78,6 +70,9 @@ import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
 from gymforge.agents.lineflow import ComplexLineHeuristicAgent
 from gymforge.agents.lineflow.workers import balanced_partition, compositions
 from gymforge.registry import EnvSpec, all_specs, load_entry_point
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `common`, also in spawned workers
+import common
 
 FAMILY = "lineflow"
 VERSIONED_PACKAGES = ("gymforge", "numpy", "simpy", "gymnasium")
@@ -902,65 +897,6 @@ def optima_findings(ids: dict[str, Any]) -> list[dict[str, Any]]:
 # Output
 
 
-def package_version(name: str) -> str | None:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def git_revision() -> str | None:
-    """``HEAD`` of the repository holding this file, with ``+dirty`` for local changes."""
-    root = Path(__file__).resolve().parent.parent
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ("+dirty" if dirty else "")
-
-
-def machine_info() -> dict[str, Any]:
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    return {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor() or None,
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": affinity,
-        "python": sys.version.split()[0],
-        "versions": {name: package_version(name) for name in VERSIONED_PACKAGES},
-        "git_revision": git_revision(),
-    }
-
-
-def command_line() -> str:
-    script = Path(sys.argv[0])
-    with contextlib.suppress(ValueError):
-        script = script.resolve().relative_to(Path.cwd())
-    return shlex.join(["python", str(script), *sys.argv[1:]])
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-    ) as handle:
-        handle.write(text)
-        temporary = Path(handle.name)
-    try:
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except OSError:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 def seed_range(seeds: Sequence[int]) -> str:
     if not seeds:
         return "–"
@@ -1204,9 +1140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "started_utc": started,
         "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "wall_s": wall,
-        "command": command_line(),
+        "command": common.command_line(),
         "interpreter": sys.executable,
-        "machine": machine_info(),
+        "machine": common.machine_info(VERSIONED_PACKAGES),
         "settings": {
             "seeds": settings.seeds,
             "seed_list": settings.seed_list,
@@ -1225,8 +1161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     json_path = args.out / f"{RESULT_NAME}.json"
     md_path = args.out / f"{RESULT_NAME}.md"
-    write_atomic(json_path, json.dumps(report, indent=1) + "\n")
-    write_atomic(md_path, render_markdown(report))
+    common.write_json(json_path, report, indent=1)
+    common.write_atomic(md_path, render_markdown(report))
 
     print()
     for env_id, entry in report["ids"].items():

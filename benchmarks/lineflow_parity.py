@@ -61,16 +61,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
-import importlib.metadata
-import json
 import math
 import multiprocessing
-import os
-import platform
-import shlex
-import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -83,6 +76,9 @@ import numpy as np
 
 import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
 from gymforge.registry import EnvSpec, all_specs, get_spec, load_entry_point
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `common`, also in spawned workers
+import common
 
 RANDOM = "random"
 SIMPY_SEED0 = 1000
@@ -482,7 +478,7 @@ def run(settings: Settings, log: Callable[[str], None]) -> dict[str, Any]:
         "benchmark": "lineflow_parity",
         "date": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
         "wall_s": time.perf_counter() - t0,
-        "command": command_line(),
+        "command": common.command_line(),
         "settings": {
             **{k: v for k, v in asdict(settings).items() if k != "out"},
             "simpy_seeds": [SIMPY_SEED0, SIMPY_SEED0 + settings.seeds - 1],
@@ -493,7 +489,7 @@ def run(settings: Settings, log: Callable[[str], None]) -> dict[str, Any]:
             "ci_quantile": quantile_source,
             "meets_seed_requirement": settings.seeds >= MIN_CRITERION_SEEDS,
         },
-        "machine": machine_info(),
+        "machine": common.machine_info(VERSIONED_PACKAGES),
         "summary": {"pass": n_pass, "total": n_total, "errors": len(errors)},
         "errors": errors,
         "jobs": [
@@ -518,65 +514,6 @@ def run(settings: Settings, log: Callable[[str], None]) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------------------------
 # Output
-
-
-def package_version(name: str) -> str | None:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def git_revision() -> str | None:
-    """``HEAD`` of the repository holding this file, with ``+dirty`` for local changes."""
-    root = Path(__file__).resolve().parent.parent
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ("+dirty" if dirty else "")
-
-
-def machine_info() -> dict[str, Any]:
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    return {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor() or None,
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": affinity,
-        "python": sys.version.split()[0],
-        "versions": {name: package_version(name) for name in VERSIONED_PACKAGES},
-        "git_revision": git_revision(),
-    }
-
-
-def command_line() -> str:
-    script = Path(sys.argv[0])
-    with contextlib.suppress(ValueError):
-        script = script.resolve().relative_to(Path.cwd())
-    return shlex.join(["python", str(script), *sys.argv[1:]])
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-    ) as handle:
-        handle.write(text)
-        temporary = Path(handle.name)
-    try:
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except OSError:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def mean_ci(stats: dict[str, Any]) -> str:
@@ -713,8 +650,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(message, flush=True)
 
     report = run(settings, log)
-    write_atomic(settings.out / "lineflow_parity.json", json.dumps(report, indent=1) + "\n")
-    write_atomic(settings.out / "lineflow_parity.md", render_markdown(report))
+    common.write_json(settings.out / "lineflow_parity.json", report, indent=1)
+    common.write_atomic(settings.out / "lineflow_parity.md", render_markdown(report))
     summary = report["summary"]
     log(
         f"{summary['pass']} PASS / {summary['total']} total, {summary['errors']} error(s), "

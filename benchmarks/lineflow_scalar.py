@@ -63,16 +63,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import importlib.metadata
 import json
 import logging
 import os
 import platform
-import shlex
 import statistics
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Sequence
@@ -84,6 +81,10 @@ from typing import Any
 import gymnasium as gym
 
 import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `common`, however this is started
+import common
+from common import fmt_rate, fmt_verdict
 
 SHORT_HORIZON = 4000
 LONG_HORIZON = 40_000
@@ -731,71 +732,19 @@ def all_passed(rows: dict[str, dict[str, Any]]) -> bool | None:
 # Reporting
 
 
-def package_version(name: str) -> str | None:
-    """Installed version of distribution ``name``, or ``None``."""
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def git_revision() -> str | None:
-    """``HEAD`` of the repository holding this file, with ``+dirty`` for local changes."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ("+dirty" if dirty else "")
-
-
 def machine_info() -> dict[str, Any]:
     """Platform, CPUs, interpreter, thread settings and package versions."""
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     torch = sys.modules.get("torch")
-    return {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor() or None,
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": affinity,
-        "python": sys.version.split()[0],
+    extra = {
         "python_implementation": platform.python_implementation(),
         "torch_num_threads": None if torch is None else torch.get_num_threads(),
-        "versions": {name: package_version(name) for name in VERSIONED_PACKAGES},
-        "git_revision": git_revision(),
     }
-
-
-def command_line() -> str:
-    """The command that ran this benchmark, as one would type it from the repository root."""
-    script = Path(sys.argv[0])
-    with contextlib.suppress(ValueError):
-        script = script.resolve().relative_to(Path.cwd())
-    return shlex.join(["python", str(script), *sys.argv[1:]])
-
-
-def fmt_rate(value: float | None) -> str:
-    """A steps/s figure with thousands separators."""
-    return "–" if value is None else f"{value:,.0f}"
+    return common.machine_info(VERSIONED_PACKAGES, extra)
 
 
 def fmt_mib(kib: float | None) -> str:
     """KiB as MiB with one decimal."""
     return "–" if kib is None else f"{kib / 1024:,.1f}"
-
-
-def fmt_verdict(passed: bool | None) -> str:
-    """PASS, FAIL or not measured."""
-    return {True: "PASS", False: "**FAIL**", None: "not measured"}[passed]
 
 
 def fmt_range(row: dict[str, Any] | None) -> str:
@@ -994,35 +943,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-    ) as handle:
-        handle.write(text)
-        temporary = Path(handle.name)
-    try:
-        os.chmod(temporary, 0o644)  # NamedTemporaryFile creates 0600
-        os.replace(temporary, path)
-    except OSError:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 # --------------------------------------------------------------------------------------------
 # Entry point
-
-
-def parse_scenarios(values: Sequence[str]) -> list[str]:
-    """Scenario keys from ``--scenarios`` (space- or comma-separated, any case), in table order."""
-    wanted = {v.strip().upper() for value in values for v in value.split(",") if v.strip()}
-    unknown = wanted - set(SCENARIOS)
-    if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown scenario(s) {sorted(unknown)}; choose from {list(SCENARIOS)}"
-        )
-    return [key for key in SCENARIOS if key in wanted]
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -1070,7 +992,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.episodes < 1:
         parser.error("--episodes must be >= 1")
     try:
-        args.scenarios = parse_scenarios(args.scenarios)
+        args.scenarios = common.parse_scenarios(args.scenarios, SCENARIOS)
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
     if not args.scenarios:
@@ -1137,7 +1059,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "benchmark": "lineflow_scalar",
         "started_utc": started,
         "wall_s": time.perf_counter() - clock,
-        "command": command_line(),
+        "command": common.command_line(),
         "interpreter": sys.executable,
         "method": {
             "actions": "env.action_space.sample(), seeded with the episode seed, pre-sampled "
@@ -1167,9 +1089,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "targets": targets,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    write_atomic(args.out / "lineflow_scalar.json", json.dumps(report, indent=2) + "\n")
+    common.write_json(args.out / "lineflow_scalar.json", report, indent=2)
     markdown = render_markdown(report)
-    write_atomic(args.out / "lineflow_scalar.md", markdown)
+    common.write_atomic(args.out / "lineflow_scalar.md", markdown)
 
     print()
     print(markdown)

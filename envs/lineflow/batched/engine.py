@@ -49,6 +49,7 @@ from gymforge.envs.lineflow.batched.compiled import (
 ) = range(15)  # fmt: skip
 INF = math.inf
 MAX_SWEEPS = 64
+COMPACT_BELOW = 2  # gather the active instances when fewer than half of the batch are active
 JUMP_OVERHEAD = 3.1
 
 
@@ -189,6 +190,25 @@ def _draw_slowdowns(
     state.jump_factor = torch.where(has, factor, state.jump_factor)
 
 
+def _select(state: LineState, index: torch.Tensor) -> LineState:
+    return LineState(
+        **{f.name: getattr(state, f.name).index_select(0, index) for f in fields(LineState)}
+    )
+
+
+def _write_back(state: LineState, sub: LineState, index: torch.Tensor) -> None:
+    for f in fields(LineState):
+        setattr(state, f.name, getattr(state, f.name).index_copy(0, index, getattr(sub, f.name)))
+
+
+def _select_rng(rng: InstanceRNG, index: torch.Tensor) -> InstanceRNG:
+    return InstanceRNG(
+        seed=rng.seed.index_select(0, index),
+        counter=rng.counter.index_select(0, index),
+        key=rng.key.index_select(0, index),
+    )
+
+
 class Engine:
     """Advances a ``LineState`` of a compiled line."""
 
@@ -226,22 +246,38 @@ class Engine:
         return t
 
     def advance(self, state: LineState, until: torch.Tensor, rng: InstanceRNG) -> None:
-        """Process every event strictly before ``until`` (B,) and set the clocks to ``until``."""
+        """Process every event strictly before ``until`` (B,) and set the clocks to ``until``.
+
+        When few instances have an event at their next instant, those are gathered into a
+        smaller batch for the sweeps and written back (the work is elementwise per instance, so
+        the result is the same).
+        """
         while True:
             t_next = self.next_event(state)
             active = t_next < until
-            if not bool(active.any()):
+            n_active = int(active.sum())
+            if n_active == 0:
                 break
             state.now = torch.where(active, t_next, state.now)
-            sweeping = active
-            for _ in range(MAX_SWEEPS):
-                # only instances whose last sweep changed something can change again
-                sweeping = sweeping & self._sweep(state, sweeping, rng)
-                if not bool(sweeping.any()):
-                    break
-            else:  # pragma: no cover - a line whose instantaneous moves never settle
-                raise RuntimeError("line did not settle: a zero-time cycle of moves")
+            if n_active * COMPACT_BELOW < active.shape[0]:
+                index = torch.nonzero(active).squeeze(1)
+                sub_state, sub_rng = _select(state, index), _select_rng(rng, index)
+                self._settle(sub_state, torch.ones_like(index, dtype=torch.bool), sub_rng)
+                _write_back(state, sub_state, index)
+                rng.counter = rng.counter.index_copy(0, index, sub_rng.counter)
+            else:
+                self._settle(state, active, rng)
         state.now = until.clone()
+
+    def _settle(self, state: LineState, active: torch.Tensor, rng: InstanceRNG) -> None:
+        """Sweep the ``active`` instances until nothing changes at their current instant."""
+        sweeping = active
+        for _ in range(MAX_SWEEPS):
+            # only instances whose last sweep changed something can change again
+            sweeping = sweeping & self._sweep(state, sweeping, rng)
+            if not bool(sweeping.any()):
+                return
+        raise RuntimeError("line did not settle: a zero-time cycle of moves")  # pragma: no cover
 
     def apply_action(self, state: LineState, action: torch.Tensor) -> None:
         """Apply a batched ``MultiDiscrete`` action (B, A) in the layout of ``features.action_slots``."""

@@ -1,0 +1,132 @@
+"""Helpers shared by the LineFlow benchmark scripts in this folder.
+
+The scripts run as ``python benchmarks/<script>.py`` from the repository root and import this
+module as ``common`` (each puts its own folder on ``sys.path`` first, so worker processes started
+with ``spawn`` find it too). Only the pieces that were identical in every script live here:
+machine and version facts, the git revision, the reproducing command line, atomic writes and a
+few formatters. Measurement logic stays in the scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.metadata
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def package_version(name: str) -> str | None:
+    """Installed version of distribution ``name``, or ``None``."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def package_versions(names: Iterable[str]) -> dict[str, str | None]:
+    """``{name: installed version or None}`` for each distribution in ``names``, in order."""
+    return {name: package_version(name) for name in names}
+
+
+def git_revision(root: Path = REPO_ROOT) -> str | None:
+    """``HEAD`` of the repository at ``root``, with ``+dirty`` for local changes."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+dirty" if dirty else "")
+
+
+def cpus_usable() -> int | None:
+    """CPUs this process may run on (its affinity mask), or ``None`` where unknown."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+
+
+def machine_info(packages: Iterable[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Platform, CPUs, interpreter, ``extra`` facts, package versions and git revision.
+
+    The keys come in this order: ``platform``, ``machine``, ``processor``, ``cpu_count``,
+    ``cpus_usable``, ``python``, then those of ``extra``, then ``versions`` and
+    ``git_revision``.
+    """
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": cpus_usable(),
+        "python": sys.version.split()[0],
+        **(extra or {}),
+        "versions": package_versions(packages),
+        "git_revision": git_revision(),
+    }
+
+
+def command_line() -> str:
+    """The command that ran this benchmark, as one would type it from the repository root."""
+    script = Path(sys.argv[0])
+    with contextlib.suppress(ValueError):
+        script = script.resolve().relative_to(Path.cwd())
+    return shlex.join(["python", str(script), *sys.argv[1:]])
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+    ) as handle:
+        handle.write(text)
+        temporary = Path(handle.name)
+    try:
+        os.chmod(temporary, 0o644)  # NamedTemporaryFile creates 0600
+        os.replace(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data: Any, indent: int) -> None:
+    """Write ``data`` as indented JSON plus a final newline, atomically."""
+    write_atomic(path, json.dumps(data, indent=indent) + "\n")
+
+
+def parse_scenarios(values: Sequence[str], known: Iterable[str]) -> list[str]:
+    """Scenario keys from ``--scenarios`` (space- or comma-separated, any case), in ``known`` order.
+
+    Raises ``argparse.ArgumentTypeError`` naming any key not in ``known``.
+    """
+    order = list(known)
+    wanted = {v.strip().upper() for value in values for v in value.split(",") if v.strip()}
+    unknown = wanted - set(order)
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown scenario(s) {sorted(unknown)}; choose from {order}"
+        )
+    return [key for key in order if key in wanted]
+
+
+def fmt_rate(value: float | None) -> str:
+    """A rate (steps/s) with thousands separators, or ``–`` when not measured."""
+    return "–" if value is None else f"{value:,.0f}"
+
+
+def fmt_verdict(passed: bool | None) -> str:
+    """PASS, FAIL or not measured."""
+    return {True: "PASS", False: "**FAIL**", None: "not measured"}[passed]
