@@ -1,0 +1,458 @@
+"""Batched differential evolution (DE), one generation per call, for MetaBBO environments.
+
+The low-level optimiser that a MetaBBO agent configures: ``B`` independent DE runs, one per
+problem instance of a :class:`~gymforge.envs.metabbo.bbob.BBOBInstances` batch, each with its own
+hyperparameters every generation. Everything is a pure function of ``(config, problems, state,
+hyper, rng)``; nothing loops over instances, and instance ``i``'s run depends only on its own
+random stream (a :class:`~gymforge.core.seeding.InstanceRNG`), never on the rest of the batch.
+
+Notation: ``x_i`` the current (target) individual, ``x_best`` the best individual of the current
+population, ``x_r1, x_r2, ...`` distinct random individuals different from ``x_i``, ``x~_r2`` a
+random member of population-union-archive, ``F1, F2`` per-instance scale factors.
+
+Mutation operators (``DEConfig.mutation``):
+
+=====================  ===================================================================
+``rand/1``             ``v = x_r1 + F1 (x_r2 - x_r3)``
+``best/2``             ``v = x_best + F1 (x_r1 - x_r2) + F2 (x_r3 - x_r4)``
+``rand/2``             ``v = x_r1 + F1 (x_r2 - x_r3) + F2 (x_r4 - x_r5)``
+``current-to-rand/1``  ``v = x_i + F1 (x_r1 - x_i) + F2 (x_r2 - x_r3)``
+``current-to-best/1``  ``v = x_i + F1 (x_best - x_i) + F2 (x_r1 - x~_r2)`` (archive: JADE)
+``rand-to-best/1``     ``v = x_r1 + F1 (x_best - x_r1) + F2 (x_r2 - x_r3)``
+=====================  ===================================================================
+
+Crossover (``DEConfig.crossover``), trial ``u`` from target ``x_i`` and mutant ``v``:
+
+- ``binomial``: ``u_j = v_j`` if ``rand_j < Cr`` or ``j = j_rand``, else ``x_ij``.
+- ``exponential``: from a random start ``j0``, copy ``L`` consecutive (cyclic) coordinates of
+  ``v``, where ``L = 1 + `` the number of leading successes ``rand_k < Cr`` (``L <= D``).
+
+Bound handling (``DEConfig.bound_handling``), per coordinate outside ``[lo, hi]``:
+
+- ``clip``: ``min(max(u, lo), hi)``.
+- ``reflect``: mirror at the bounds, repeatedly (a triangle wave of period ``2 (hi - lo)``).
+- ``random``: a fresh uniform value in ``[lo, hi]``.
+- ``periodic``: ``lo + (u - lo) mod (hi - lo)``.
+- ``halving``: ``(x_ij + lo) / 2`` below, ``(x_ij + hi) / 2`` above (``x_i`` the parent).
+
+Non-finite trial coordinates (e.g. from infinite ``F``) are first replaced by the parent's.
+
+Selection is greedy one-to-one: the trial replaces its parent if ``f(u) <= f(x_i)``; NaN and
+infinite fitness count as ``+inf`` there, so they never win and never poison the best-so-far.
+
+Optional linear population-size reduction (L-SHADE): after each generation the population
+shrinks to ``round(NP_max + (NP_min - NP_max) * evaluations / max_evaluations)``, dropping the
+worst. The population is stored at ``NP_max`` with an ``alive`` mask; the alive individuals are
+always the leading ``n`` rows. Optional archive (JADE): replaced parents go into a ring buffer of
+``archive_size`` rows (overwriting the oldest), and ``current-to-best/1`` draws ``x~_r2`` from
+population-union-archive.
+
+Hyperparameters are a dict of ``[B]`` tensors (or Python floats, broadcast): ``F1`` (all
+operators), ``F2`` (two-term operators) and ``Cr``. Values are used as given (no clipping).
+
+Precision: population and fitness are float64. Results are bit-reproducible on CPU; on GPU they
+may differ from CPU in the last bits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import torch
+from torch import Tensor
+
+from gymforge.core.seeding import InstanceRNG
+from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate
+
+__all__ = [
+    "BOUND_HANDLINGS",
+    "CROSSOVERS",
+    "MUTATIONS",
+    "DEConfig",
+    "DEState",
+    "initial_state",
+    "required_hyperparameters",
+    "step",
+]
+
+# operator -> number of distinct random donors (besides x_i and x_best)
+MUTATIONS: dict[str, int] = {
+    "rand/1": 3,
+    "best/2": 4,
+    "rand/2": 5,
+    "current-to-rand/1": 3,
+    "current-to-best/1": 2,
+    "rand-to-best/1": 3,
+}
+CROSSOVERS: tuple[str, ...] = ("binomial", "exponential")
+BOUND_HANDLINGS: tuple[str, ...] = ("clip", "reflect", "random", "periodic", "halving")
+_ONE_TERM = ("rand/1",)
+
+
+def required_hyperparameters(mutation: str) -> tuple[str, ...]:
+    """Names of the per-instance hyperparameters that :func:`step` needs for ``mutation``."""
+    return ("F1", "Cr") if mutation in _ONE_TERM else ("F1", "F2", "Cr")
+
+
+@dataclass(frozen=True)
+class DEConfig:
+    """Static DE configuration, shared by every instance of a batch.
+
+    Attributes:
+        dimension: search-space dimension ``D`` (must match the problems).
+        population_size: ``NP_max``, rows of the population storage.
+        lower, upper: box bounds, ``lower < upper``.
+        mutation: one of :data:`MUTATIONS`.
+        crossover: one of :data:`CROSSOVERS`.
+        bound_handling: one of :data:`BOUND_HANDLINGS`.
+        min_population_size: ``NP_min`` for linear population-size reduction, or ``None`` (off).
+        max_evaluations: evaluation budget the reduction schedule spans (required with it).
+        archive_size: rows of the JADE archive (0: none); only ``current-to-best/1`` reads it.
+    """
+
+    dimension: int
+    population_size: int = 100
+    lower: float = -5.0
+    upper: float = 5.0
+    mutation: str = "current-to-rand/1"
+    crossover: str = "exponential"
+    bound_handling: str = "clip"
+    min_population_size: int | None = None
+    max_evaluations: int | None = None
+    archive_size: int = 0
+
+    def __post_init__(self) -> None:
+        def is_int(v: object) -> bool:
+            return isinstance(v, int) and not isinstance(v, bool)
+
+        if not is_int(self.dimension) or self.dimension < 1:
+            raise ValueError(f"dimension must be an integer >= 1, got {self.dimension!r}")
+        if self.mutation not in MUTATIONS:
+            raise ValueError(f"mutation must be one of {sorted(MUTATIONS)}, got {self.mutation!r}")
+        if self.crossover not in CROSSOVERS:
+            raise ValueError(f"crossover must be one of {CROSSOVERS}, got {self.crossover!r}")
+        if self.bound_handling not in BOUND_HANDLINGS:
+            raise ValueError(
+                f"bound_handling must be one of {BOUND_HANDLINGS}, got {self.bound_handling!r}"
+            )
+        need = MUTATIONS[self.mutation] + 1
+        if not is_int(self.population_size) or self.population_size < need:
+            raise ValueError(
+                f"population_size must be an integer >= {need} for {self.mutation}, "
+                f"got {self.population_size!r}"
+            )
+        for name in ("lower", "upper"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ValueError(f"{name} must be a finite number, got {v!r}")
+        if not self.lower < self.upper:
+            raise ValueError(f"lower must be < upper, got lower={self.lower}, upper={self.upper}")
+        if self.min_population_size is not None:
+            m = self.min_population_size
+            if not is_int(m) or not need <= m <= self.population_size:
+                raise ValueError(
+                    f"min_population_size must be an integer in {need}..{self.population_size} "
+                    f"for {self.mutation}, got {m!r}"
+                )
+            if not is_int(self.max_evaluations) or self.max_evaluations < 1:
+                raise ValueError(
+                    "max_evaluations must be an integer >= 1 when min_population_size is set, "
+                    f"got {self.max_evaluations!r}"
+                )
+        elif self.max_evaluations is not None and (
+            not is_int(self.max_evaluations) or self.max_evaluations < 1
+        ):
+            raise ValueError(
+                f"max_evaluations must be an integer >= 1, got {self.max_evaluations!r}"
+            )
+        if not is_int(self.archive_size) or self.archive_size < 0:
+            raise ValueError(f"archive_size must be an integer >= 0, got {self.archive_size!r}")
+
+
+@dataclass(frozen=True)
+class DEState:
+    """State of ``B`` DE runs (``P = NP_max``, ``A = archive_size``)."""
+
+    population: Tensor  # [B, P, D] float64; rows with alive=False are stale
+    fitness: Tensor  # [B, P] float64; may hold +inf/NaN (treated as +inf)
+    best_x: Tensor  # [B, D] float64, best point evaluated so far
+    best_f: Tensor  # [B] float64, its fitness (+inf if nothing finite yet)
+    generation: Tensor  # [B] int64, generations done
+    evaluations: Tensor  # [B] int64, objective evaluations used
+    alive: Tensor  # [B, P] bool, a prefix of each row (population-size reduction)
+    archive: Tensor  # [B, A, D] float64, ring buffer of replaced parents
+    archive_inserted: Tensor  # [B] int64, parents ever inserted (archive holds min(., A))
+
+    @property
+    def population_size(self) -> Tensor:
+        """Current population size ``n`` per instance, ``[B]`` int64."""
+        return self.alive.sum(-1)
+
+
+def _clean(f: Tensor) -> Tensor:
+    """Fitness with NaN and +-inf replaced by +inf (for selection)."""
+    return torch.where(torch.isfinite(f), f, math.inf)
+
+
+def _check_problems(config: DEConfig, problems: BBOBInstances, rng: InstanceRNG) -> None:
+    if problems.dimension != config.dimension:
+        raise ValueError(
+            f"problems have dimension {problems.dimension}, config.dimension is {config.dimension}"
+        )
+    if rng.seed.shape[0] != problems.batch_size:
+        raise ValueError(
+            f"rng has {rng.seed.shape[0]} instances, problems have {problems.batch_size}"
+        )
+
+
+def _best_so_far(x: Tensor, f: Tensor, alive: Tensor) -> tuple[Tensor, Tensor]:
+    """Best alive point ``[B, D]`` and value ``[B]`` of a population (first index on ties)."""
+    key = torch.where(alive, _clean(f), math.inf)
+    idx = key.argmin(-1)  # [B]
+    bx = x.gather(1, idx[:, None, None].expand(-1, 1, x.shape[2])).squeeze(1)
+    return bx, key.gather(1, idx[:, None]).squeeze(1)
+
+
+def initial_state(config: DEConfig, problems: BBOBInstances, rng: InstanceRNG) -> DEState:
+    """Uniform random population of ``NP_max`` in the box, evaluated (``NP_max`` evaluations)."""
+    _check_problems(config, problems, rng)
+    b, p, d = problems.batch_size, config.population_size, config.dimension
+    dev = problems.device
+    u = rng.uniform(p, d).to(torch.float64)
+    x = config.lower + u * (config.upper - config.lower)  # [B, P, D]
+    f = evaluate(problems, x)  # [B, P]
+    alive = torch.ones(b, p, dtype=torch.bool, device=dev)
+    bx, bf = _best_so_far(x, f, alive)
+    return DEState(
+        population=x,
+        fitness=f,
+        best_x=bx,
+        best_f=bf,
+        generation=torch.zeros(b, dtype=torch.int64, device=dev),
+        evaluations=torch.full((b,), p, dtype=torch.int64, device=dev),
+        alive=alive,
+        archive=torch.zeros(b, config.archive_size, d, dtype=torch.float64, device=dev),
+        archive_inserted=torch.zeros(b, dtype=torch.int64, device=dev),
+    )
+
+
+def _distinct_indices(u: Tensor, sizes: list[Tensor], current: Tensor) -> list[Tensor]:
+    """Distinct random indices per individual, all different from ``current``.
+
+    ``u`` [B, P, k] uniforms; ``sizes[m]`` [B, 1] int64 the range ``[0, size)`` of donor ``m``;
+    ``current`` [P] int64. Donor ``m`` is uniform over its range minus the ``m + 1`` indices
+    already taken, by ranking: draw ``j`` in ``[0, size - m - 1)`` and step over each taken index
+    ``e <= j`` in ascending order.
+    """
+    taken = current[None, :, None].expand(u.shape[0], -1, 1)  # [B, P, 1]
+    out = []
+    for m, size in enumerate(sizes):
+        free = (size - (m + 1)).clamp(min=1)  # [B, 1]
+        j = (u[..., m].to(torch.float64) * free).long().clamp(max=free - 1)  # [B, P]
+        for e in torch.sort(taken, dim=-1).values.unbind(-1):
+            j = j + (j >= e).long()
+        out.append(j)
+        taken = torch.cat([taken, j[..., None]], dim=-1)
+    return out
+
+
+def _gather_rows(x: Tensor, idx: Tensor) -> Tensor:
+    """``x[b, idx[b, p]]``: ``x`` [B, N, D], ``idx`` [B, P] -> [B, P, D]."""
+    return x.gather(1, idx[..., None].expand(-1, -1, x.shape[2]))
+
+
+def _hyper(hyper: dict[str, Tensor | float], name: str, b: int, dev: torch.device) -> Tensor:
+    """Hyperparameter ``name`` as a float64 ``[B, 1, 1]`` tensor."""
+    if name not in hyper:
+        raise ValueError(f"hyper is missing {name!r} (got keys {sorted(hyper)})")
+    v = torch.as_tensor(hyper[name], dtype=torch.float64, device=dev)
+    if v.dim() == 0:
+        v = v.expand(b)
+    if v.shape != (b,):
+        raise ValueError(f"hyper[{name!r}] must have shape [B={b}], got {tuple(v.shape)}")
+    return v[:, None, None]
+
+
+def _mutate(
+    config: DEConfig,
+    state: DEState,
+    f1: Tensor,
+    f2: Tensor,
+    rng: InstanceRNG,
+    active: Tensor,
+) -> Tensor:
+    """Mutant vectors ``[B, P, D]``."""
+    x, alive = state.population, state.alive
+    p = x.shape[1]
+    k = MUTATIONS[config.mutation]
+    n = alive.sum(-1, keepdim=True)  # [B, 1]
+    current = torch.arange(p, device=x.device)
+    u = rng.uniform(p, k, where=active)
+    if config.mutation == "current-to-best/1" and config.archive_size > 0:
+        a = state.archive_inserted.clamp(max=config.archive_size)[:, None]  # [B, 1]
+        r1, r2 = _distinct_indices(u, [n, n + a], current)
+        from_archive = r2 >= n
+        xr2 = torch.where(
+            from_archive[..., None],
+            _gather_rows(state.archive, torch.where(from_archive, r2 - n, 0)),
+            _gather_rows(x, torch.where(from_archive, 0, r2)),
+        )
+        xr = [_gather_rows(x, r1), xr2]
+    else:
+        xr = [_gather_rows(x, r) for r in _distinct_indices(u, [n] * k, current)]
+    if config.mutation in ("best/2", "current-to-best/1", "rand-to-best/1"):
+        key = torch.where(alive, _clean(state.fitness), math.inf)
+        xbest = _gather_rows(x, key.argmin(-1)[:, None])  # [B, 1, D]
+    m = config.mutation
+    if m == "rand/1":
+        return xr[0] + f1 * (xr[1] - xr[2])
+    if m == "best/2":
+        return xbest + f1 * (xr[0] - xr[1]) + f2 * (xr[2] - xr[3])
+    if m == "rand/2":
+        return xr[0] + f1 * (xr[1] - xr[2]) + f2 * (xr[3] - xr[4])
+    if m == "current-to-rand/1":
+        return x + f1 * (xr[0] - x) + f2 * (xr[1] - xr[2])
+    if m == "current-to-best/1":
+        return x + f1 * (xbest - x) + f2 * (xr[0] - xr[1])
+    return xr[0] + f1 * (xbest - xr[0]) + f2 * (xr[1] - xr[2])  # rand-to-best/1
+
+
+def _crossover(
+    config: DEConfig, x: Tensor, v: Tensor, cr: Tensor, rng: InstanceRNG, active: Tensor
+) -> Tensor:
+    """Trial vectors ``[B, P, D]`` from targets ``x`` and mutants ``v``."""
+    _, p, d = x.shape
+    j = torch.arange(d, device=x.device)
+    start = rng.integers(d, p, where=active)[..., None]  # [B, P, 1]
+    if config.crossover == "binomial":
+        take = (rng.uniform(p, d, where=active).to(torch.float64) < cr) | (j == start)
+    else:
+        cont = rng.uniform(p, d - 1, where=active).to(torch.float64) < cr  # [B, P, D-1]
+        length = 1 + torch.cumprod(cont.long(), dim=-1).sum(-1, keepdim=True)  # [B, P, 1]
+        take = torch.remainder(j - start, d) < length
+    return torch.where(take, v, x)
+
+
+def _bound(config: DEConfig, x: Tensor, u: Tensor, rng: InstanceRNG, active: Tensor) -> Tensor:
+    """Trial vectors ``u`` brought into ``[lower, upper]`` (``x`` the parents)."""
+    lo, hi = config.lower, config.upper
+    w = hi - lo
+    u = torch.where(torch.isfinite(u), u, x)
+    mode = config.bound_handling
+    if mode == "clip":
+        out = u.clamp(lo, hi)
+    elif mode == "reflect":
+        t = torch.remainder(u - lo, 2 * w)
+        out = lo + torch.where(t > w, 2 * w - t, t)
+    elif mode == "periodic":
+        out = lo + torch.remainder(u - lo, w)
+    elif mode == "halving":
+        out = torch.where(u < lo, (x + lo) / 2, torch.where(u > hi, (x + hi) / 2, u))
+    else:  # random
+        fresh = lo + rng.uniform(*u.shape[1:], where=active).to(torch.float64) * w
+        out = torch.where((u < lo) | (u > hi), fresh, u)
+    return out.clamp(lo, hi)  # rounding guard; a no-op for in-box values
+
+
+def _archive_insert(config: DEConfig, state: DEState, replaced: Tensor) -> tuple[Tensor, Tensor]:
+    """Ring-buffer insert of the replaced parents (``replaced`` [B, P] bool)."""
+    a = config.archive_size
+    rank = torch.cumsum(replaced.long(), dim=-1) - 1  # [B, P]
+    count = replaced.sum(-1, keepdim=True)  # [B, 1]
+    # Only the last A replaced parents are written, so the slots are distinct.
+    write = replaced & (rank >= count - a)
+    slot = torch.remainder(state.archive_inserted[:, None] + rank, a)  # [B, P]
+    slot = torch.where(write, slot, a)  # a = dump row
+    buf = torch.cat([state.archive, state.archive[:, :1]], dim=1)  # [B, A+1, D]
+    buf = buf.scatter(1, slot[..., None].expand(-1, -1, buf.shape[2]), state.population)
+    return buf[:, :a], state.archive_inserted + count.squeeze(1)
+
+
+def _reduce(
+    config: DEConfig, x: Tensor, f: Tensor, alive: Tensor, evaluations: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Linear population-size reduction: keep the best ``n_new`` as the leading rows."""
+    p_max, p_min = config.population_size, config.min_population_size
+    if p_min is None or config.max_evaluations is None:  # guarded by DEConfig
+        raise ValueError("population-size reduction needs min_population_size and max_evaluations")
+    frac = (evaluations.to(torch.float64) / config.max_evaluations).clamp(max=1.0)
+    target = torch.round(p_max + (p_min - p_max) * frac).long()  # [B]
+    n_new = torch.minimum(target.clamp(p_min, p_max), alive.sum(-1))  # [B]
+    key = torch.where(alive, _clean(f), math.inf)
+    order = torch.sort(key, dim=-1, stable=True).indices  # alive rows stay ahead of dead ones
+    x = _gather_rows(x, order)
+    f = f.gather(1, order)
+    alive = torch.arange(p_max, device=x.device)[None, :] < n_new[:, None]
+    return x, f, alive
+
+
+def step(
+    config: DEConfig,
+    problems: BBOBInstances,
+    state: DEState,
+    hyper: dict[str, Tensor | float],
+    rng: InstanceRNG,
+    active: Tensor | None = None,
+) -> DEState:
+    """One DE generation for every instance with its own hyperparameters.
+
+    ``hyper`` maps :func:`required_hyperparameters` names to ``[B]`` tensors (or floats).
+    ``active`` (``[B]`` bool, default all) freezes the other instances: their state is returned
+    unchanged and their random streams do not advance.
+    """
+    _check_problems(config, problems, rng)
+    b, dev = problems.batch_size, problems.device
+    act = torch.ones(b, dtype=torch.bool, device=dev) if active is None else active.to(dev)
+    names = required_hyperparameters(config.mutation)
+    f1 = _hyper(hyper, "F1", b, dev)
+    f2 = _hyper(hyper, "F2", b, dev) if "F2" in names else f1
+    cr = _hyper(hyper, "Cr", b, dev)
+
+    x, alive = state.population, state.alive
+    v = _mutate(config, state, f1, f2, rng, act)
+    trial = _crossover(config, x, v, cr, rng, act)
+    trial = _bound(config, x, trial, rng, act)
+    ft = evaluate(problems, trial)  # [B, P]
+
+    win = alive & (_clean(ft) <= _clean(state.fitness))  # [B, P]
+    new_x = torch.where(win[..., None], trial, x)
+    new_f = torch.where(win, ft, state.fitness)
+    evaluations = state.evaluations + alive.sum(-1)
+
+    tbx, tbf = _best_so_far(trial, ft, alive)
+    better = tbf < state.best_f
+    best_x = torch.where(better[:, None], tbx, state.best_x)
+    best_f = torch.where(better, tbf, state.best_f)
+
+    archive, inserted = state.archive, state.archive_inserted
+    if config.archive_size > 0:
+        replaced = win & (_clean(ft) < _clean(state.fitness))
+        archive, inserted = _archive_insert(config, state, replaced)
+    new_alive = alive
+    if config.min_population_size is not None:
+        new_x, new_f, new_alive = _reduce(config, new_x, new_f, alive, evaluations)
+
+    new = DEState(
+        population=new_x,
+        fitness=new_f,
+        best_x=best_x,
+        best_f=best_f,
+        generation=state.generation + 1,
+        evaluations=evaluations,
+        alive=new_alive,
+        archive=archive,
+        archive_inserted=inserted,
+    )
+    if active is None:
+        return new
+    return _select_state(act, new, state)
+
+
+def _select_state(mask: Tensor, new: DEState, old: DEState) -> DEState:
+    """Per instance, ``new`` where ``mask`` [B] else ``old``."""
+    out = {}
+    for name in DEState.__dataclass_fields__:
+        a, o = getattr(new, name), getattr(old, name)
+        out[name] = torch.where(mask.view(-1, *([1] * (a.dim() - 1))), a, o)
+    return replace(new, **out)
