@@ -52,6 +52,11 @@ class LineFlowEnv(gym.Env):
     decision. Follows LineFlow (Müller, Wenzel, Windisch, ICML 2025) with the reference's
     components and defaults; ``gymforge.envs.lineflow.scenarios`` holds the paper's lines.
 
+    ``gym.make_vec(id, num_envs=B, vectorization_mode="vector_entry_point", device=...)`` runs the
+    same line on the batched torch engine (``LineFlowVecEnv``: same spaces, SAME_STEP autoreset,
+    torch tensors); it matches this env in distribution (``benchmarks/lineflow_parity.py``), not
+    sample by sample, and does not yet support SequentialProcess or mixed carrier types.
+
     ## Action Space
     ``MultiDiscrete(nvec)``, one entry per actionable state, in this order: for each station in
     order, a source's waiting time (index ``k`` sets ``k · waiting_time_step``), a switch's input
