@@ -130,3 +130,31 @@ def fmt_rate(value: float | None) -> str:
 def fmt_verdict(passed: bool | None) -> str:
     """PASS, FAIL or not measured."""
     return {True: "PASS", False: "**FAIL**", None: "not measured"}[passed]
+
+
+def import_lineflow(single_thread: bool = True) -> tuple[Any, str | None]:
+    """Import the anchor quietly; return ``((LineSimulation, lineflow.examples), None)`` or why not.
+
+    lineflow's ``__init__`` sets the root logger to DEBUG and adds a stdout handler; both are
+    undone here so the benchmark's output stays readable. lineflow imports torch; with
+    ``single_thread`` its thread count is then set to 1 deliberately.
+    """
+    import logging
+
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # lineflow imports pygame
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        import lineflow.examples as examples
+        from lineflow.simulation import LineSimulation
+    except Exception as error:  # any import failure means "no anchor", not a crash
+        return None, f"import lineflow failed: {type(error).__name__}: {error}"
+    finally:
+        root.setLevel(max(level, logging.WARNING))
+        for handler in list(root.handlers):
+            if handler not in handlers:
+                root.removeHandler(handler)
+    torch = sys.modules.get("torch")
+    if single_thread and torch is not None:
+        torch.set_num_threads(1)
+    return (LineSimulation, examples), None

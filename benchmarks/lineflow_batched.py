@@ -114,7 +114,6 @@ import cProfile
 import dataclasses
 import gc
 import json
-import logging
 import math
 import os
 import platform
@@ -293,28 +292,6 @@ def synchronize(device: str) -> None:
     """Wait for queued kernels on a CUDA ``device``; nothing on the CPU."""
     if device.startswith("cuda"):
         torch.cuda.synchronize()
-
-
-def import_lineflow() -> tuple[Any, str | None]:
-    """Import the anchor quietly; return ``((LineSimulation, lineflow.examples), None)`` or why not.
-
-    lineflow's ``__init__`` sets the root logger to DEBUG and adds a stdout handler; both are
-    undone here so the output stays readable.
-    """
-    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # lineflow imports pygame
-    root = logging.getLogger()
-    level, handlers = root.level, list(root.handlers)
-    try:
-        import lineflow.examples as examples
-        from lineflow.simulation import LineSimulation
-    except Exception as error:  # any import failure means "no anchor", not a crash
-        return None, f"import lineflow failed: {type(error).__name__}: {error}"
-    finally:
-        root.setLevel(max(level, logging.WARNING))
-        for handler in list(root.handlers):
-            if handler not in handlers:
-                root.removeHandler(handler)
-    return (LineSimulation, examples), None
 
 
 # --------------------------------------------------------------------------------------------
@@ -1577,7 +1554,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(1)
     anchor, skipped = None, "disabled with --no-anchor"
     if settings.anchor:
-        anchor, skipped = import_lineflow()
+        anchor, skipped = common.import_lineflow(single_thread=False)
         if anchor is None:
             print(f"Anchor lineflow-rl skipped: {skipped}.")
     print(

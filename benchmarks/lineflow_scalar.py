@@ -64,7 +64,6 @@ import argparse
 import contextlib
 import gc
 import json
-import logging
 import os
 import platform
 import statistics
@@ -210,32 +209,6 @@ def gymforge_factory(scenario: Scenario) -> Callable[[int], gym.Env]:
         return gym.make(scenario.gym_id, horizon=horizon)
 
     return make
-
-
-def import_lineflow() -> tuple[Any, str | None]:
-    """Import the anchor quietly; return ``(LineSimulation, lineflow.examples)`` or why not.
-
-    lineflow's ``__init__`` sets the root logger to DEBUG and adds a stdout handler; both are
-    undone here so the benchmark's output stays readable. lineflow imports torch, whose thread
-    count is then set to 1 deliberately.
-    """
-    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # lineflow imports pygame
-    root = logging.getLogger()
-    level, handlers = root.level, list(root.handlers)
-    try:
-        import lineflow.examples as examples
-        from lineflow.simulation import LineSimulation
-    except Exception as error:  # any import failure means "no anchor", not a crash
-        return None, f"import lineflow failed: {type(error).__name__}: {error}"
-    finally:
-        root.setLevel(max(level, logging.WARNING))
-        for handler in list(root.handlers):
-            if handler not in handlers:
-                root.removeHandler(handler)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
-    return (LineSimulation, examples), None
 
 
 def lineflow_factory(anchor: Any, scenario: Scenario) -> Callable[[int], Any]:
@@ -1007,7 +980,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     clock = time.perf_counter()
     anchor, skipped = (None, "disabled with --no-anchor")
     if not args.no_anchor:
-        anchor, skipped = import_lineflow()
+        anchor, skipped = common.import_lineflow()
     if anchor is not None:
         print("torch.set_num_threads(1) set deliberately (lineflow-rl imports torch).")
     else:
