@@ -1,4 +1,7 @@
-"""The ``gymforge`` command: list ids, describe one, roll out an agent.
+"""The ``gymforge`` command: list, inspect and roll out ids; collect data; train agents.
+
+``list``, ``info`` and ``rollout`` live here; the other subcommands (``dataset``, ``train``, ...)
+are the modules of :mod:`gymforge.commands`.
 
 Examples::
 
@@ -10,7 +13,9 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import pkgutil
 import sys
 import time
 from collections.abc import Sequence
@@ -283,6 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_roll.add_argument("--device", help="torch device of the batched engine (cpu, cuda)")
     p_roll.set_defaults(func=cmd_rollout)
+
+    import gymforge.commands
+
+    for info in pkgutil.iter_modules(gymforge.commands.__path__):
+        importlib.import_module(f"gymforge.commands.{info.name}").register(sub)
     return parser
 
 

@@ -1,0 +1,1 @@
+"""Off-CMAB reference solvers: CLCB and its oracles."""

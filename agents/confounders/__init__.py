@@ -1,0 +1,1 @@
+"""Confounder-stream reference model: the R-MDN layer and learners built with it."""

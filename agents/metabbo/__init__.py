@@ -1,0 +1,1 @@
+"""MetaBBO reference agents: the Q-Mamba-style offline agent."""

@@ -1,0 +1,1 @@
+"""Off-CMAB baselines: CUCB-Offline, EMP, LFU, LEC and online CUCB."""

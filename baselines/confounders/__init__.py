@@ -1,0 +1,1 @@
+"""Confounder-stream baselines: no normalisation, BatchNorm, MDN, PMDN, and continual-learning strategies."""

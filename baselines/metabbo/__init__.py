@@ -1,0 +1,1 @@
+"""MetaBBO baselines: random, static and self-adaptive (jDE/SHADE-style) configurations."""

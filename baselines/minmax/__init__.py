@@ -1,0 +1,1 @@
+"""Min-max baselines: plain GDA, extragradient, optimistic GDA."""

@@ -1,0 +1,1 @@
+"""Offline combinatorial bandits (Off-CMAB): cascading ranking, LLM cache, influence maximization, k-path."""

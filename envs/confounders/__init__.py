@@ -1,0 +1,1 @@
+"""Confounder streams: continual learning on streams whose confounding shifts stage by stage."""

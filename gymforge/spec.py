@@ -1,0 +1,83 @@
+"""The record of one registered id: :class:`EnvSpec` and its :class:`Capabilities`.
+
+Torch-free and import-light: the id tables in :mod:`gymforge.ids` build these rows at
+``import gymforge`` time without loading any family's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import gymnasium as gym
+
+RANDOM_AGENT = "gymforge.agents.random_agent:RandomAgent"
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an id supports; tests, docs and leaderboards read these flags.
+
+    Attributes:
+        multi_agent: a PettingZoo env (``parallel_entry_point``) rather than a ``gym.Env``.
+        batched: has a torch ``vector_entry_point`` (``gym.make_vec``, thousands of instances).
+        devices: torch devices the batched implementation runs on.
+        offline_dataset: ships or collects an offline dataset.
+        render_modes: render modes of the single env.
+        deterministic: the same seed and actions give the same trajectory.
+        same_engine: ``gym.make`` is the batch-of-one view of the ``make_vec`` dynamics, so a
+            vector instance equals the scalar env sample by sample. False where the scalar env
+            is an exact reference engine of its own (LineFlow's SimPy engine), which the vector
+            engine matches in distribution.
+    """
+
+    multi_agent: bool = False
+    batched: bool = False
+    devices: tuple[str, ...] = ("cpu",)
+    offline_dataset: bool = False
+    render_modes: tuple[str, ...] = ()
+    deterministic: bool = True
+    same_engine: bool = True
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """One registered id.
+
+    Attributes:
+        id: the Gymnasium id, e.g. ``"LineFlow-v0"``.
+        family: the family folder under ``envs/``.
+        summary: one line for listings.
+        entry_point: ``"module:Class"`` of the single-agent ``gym.Env``.
+        vector_entry_point: ``"module:Class"`` of the batched ``TorchVectorEnv``, if any.
+        parallel_entry_point: ``"module:Class"`` of the PettingZoo ``ParallelEnv``, if any.
+        kwargs: default keyword arguments of the id (variants differ only here).
+        capabilities: see :class:`Capabilities`.
+        agents: reference agents by CLI name, as ``"module:factory"``; ``random`` is implied.
+        dataset_collector: ``"module:function"`` behind ``gymforge dataset collect ID`` for ids
+            with offline data; it receives the parsed CLI options (see
+            :mod:`gymforge.commands.dataset`).
+    """
+
+    id: str
+    family: str
+    summary: str
+    entry_point: str | None
+    vector_entry_point: str | None = None
+    parallel_entry_point: str | None = None
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    agents: Mapping[str, str] = field(default_factory=dict)
+    dataset_collector: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
+        agents = {} if self.capabilities.multi_agent else {"random": RANDOM_AGENT}
+        agents.update(self.agents)
+        object.__setattr__(self, "agents", MappingProxyType(agents))
+
+    def make(self, **overrides: Any) -> gym.Env:
+        """``gym.make`` of this id with keyword overrides."""
+        return gym.make(self.id, **overrides)
