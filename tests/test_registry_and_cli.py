@@ -9,8 +9,10 @@ import sys
 import gymnasium as gym
 import pytest
 
+import gymforge.ids
+from gymforge import registry
 from gymforge.cli import main
-from gymforge.registry import all_specs, get_spec, load_entry_point
+from gymforge.registry import all_specs, get_spec, load_entry_point, make_parallel
 
 
 def test_registry__gymforge_prefix_works_without_a_prior_import():
@@ -21,10 +23,41 @@ def test_registry__gymforge_prefix_works_without_a_prior_import():
 
 @pytest.mark.parametrize("spec", all_specs(), ids=[s.id for s in all_specs()])
 def test_registry__every_row_is_registered_and_its_entry_points_load(spec):
-    assert spec.id in gym.registry
-    for entry in (spec.entry_point, spec.vector_entry_point, *spec.agents.values()):
+    assert (spec.id in gym.registry) != spec.capabilities.multi_agent
+    entries = (
+        spec.entry_point,
+        spec.vector_entry_point,
+        spec.parallel_entry_point,
+        spec.dataset_collector,
+        *spec.agents.values(),
+    )
+    for entry in entries:
         if entry is not None:
             assert callable(load_entry_point(entry))
+    assert (spec.parallel_entry_point is not None) == spec.capabilities.multi_agent
+    assert (spec.dataset_collector is not None) <= spec.capabilities.offline_dataset
+
+
+def test_registry__import_registers_every_id_without_loading_torch():
+    code = "import sys, gymforge; print(len(gymforge.all_specs()), 'torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    count, torch_loaded = out.stdout.split()
+    assert int(count) == len(all_specs()) and torch_loaded == "False"
+
+
+def test_registry__an_id_declared_twice_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "zz_duplicate.py").write_text(
+        "from gymforge.spec import EnvSpec\n"
+        "SPECS = (EnvSpec(id='LineFlow-v0', family='x', summary='dup', entry_point=None),)\n"
+    )
+    monkeypatch.setattr(gymforge.ids, "__path__", [*gymforge.ids.__path__, str(tmp_path)])
+    with pytest.raises(RuntimeError, match="'LineFlow-v0' is declared twice"):
+        registry._collect_specs()
+
+
+def test_registry__make_parallel_refuses_single_agent_ids():
+    with pytest.raises(ValueError, match="not a multi-agent id"):
+        make_parallel("LineFlow-v0")
 
 
 def test_registry__unknown_ids_list_the_registered_ones():
@@ -131,3 +164,26 @@ def test_cli__batched_rollout_of_a_lineflow_controller(capsys):
 def test_cli__batched_rollout_needs_a_vector_entry_point(capsys):
     assert main(["rollout", "LineFlow-PartDependentProcess-v0", "--num-envs", "2"]) == 2
     assert "no batched" in capsys.readouterr().err
+
+
+def test_cli__dataset_collect_needs_an_id_with_a_collector(capsys):
+    assert main(["dataset", "collect", "LineFlow-v0", "--n", "3"]) == 2
+    assert "has no offline dataset collector" in capsys.readouterr().err
+
+
+def test_cli__dataset_info_checks_the_checksum(tmp_path, capsys):
+    import numpy as np
+
+    from gymforge.core.datasets import write_dataset
+
+    path = write_dataset(tmp_path / "d", {"x": np.arange(3)}, {"env_id": "X-v0"})
+    assert main(["dataset", "info", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["env_id"] == "X-v0"
+    (path / "data.npz").write_bytes(b"not the data")
+    assert main(["dataset", "info", str(path)]) == 2
+    assert "checksum mismatch" in capsys.readouterr().err
+
+
+def test_cli__train_with_an_unknown_algorithm_lists_the_allowed_ones(capsys):
+    assert main(["train", "LineFlow-v0", "--algo", "no-such-algo"]) == 2
+    assert "unknown --algo 'no-such-algo'; allowed:" in capsys.readouterr().err

@@ -50,8 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         add_help=False,
     )
     collect.add_argument("id")
-    collect.add_argument("options", nargs=argparse.REMAINDER)
-    collect.set_defaults(func=cmd_collect)
+    collect.set_defaults(func=cmd_collect, passthrough=True)
     info = dataset_sub.add_parser("info", help="print a dataset's metadata (checksum verified)")
     info.add_argument("path")
     info.set_defaults(func=cmd_info)

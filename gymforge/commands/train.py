@@ -16,7 +16,12 @@ TRAINERS: dict[str, str] = {}
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    if args.algo is None and {"-h", "--help"} & set(args.options):
+        args.print_help()
+        return 0
     get_spec(args.id)  # unknown ids fail first, with the list of registered ones
+    if args.algo is None:
+        raise ValueError(f"--algo is required; allowed: {sorted(TRAINERS)}")
     if args.algo not in TRAINERS:
         raise ValueError(f"unknown --algo {args.algo!r}; allowed: {sorted(TRAINERS)}")
     trainer = load_entry_point(TRAINERS[args.algo])
@@ -27,9 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "train",
         help="train an agent (SB3 baselines, offline agents) on an id",
-        description="Options after --algo NAME belong to that trainer; pass --help after it.",
+        description="Other options belong to the trainer of --algo; `--algo NAME --help` lists them.",
+        add_help=False,
     )
     parser.add_argument("id")
-    parser.add_argument("--algo", required=True, help=f"one of {sorted(TRAINERS)}")
-    parser.add_argument("options", nargs=argparse.REMAINDER)
-    parser.set_defaults(func=cmd_train)
+    parser.add_argument("--algo", help=f"one of {sorted(TRAINERS)}")
+    parser.set_defaults(func=cmd_train, passthrough=True, print_help=parser.print_help)
