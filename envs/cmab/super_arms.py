@@ -1,0 +1,92 @@
+"""Super arms as item ids: validation and the ``choice`` action encoding.
+
+A super arm of size ``k`` over ``m`` ids is a list of ``k`` distinct ids in ``[0, m)`` (ordered
+for ranked lists). Two action formats reach the env:
+
+- ``"ids"``: the action *is* the list of ids, ``MultiDiscrete([m] * k)``. Duplicates are invalid,
+  so a point of this space sampled at random is often not a super arm (about 10% for m=100,
+  k=5), which breaks random agents and RL policies that sample each entry independently.
+- ``"choice"`` (default): entry ``j`` picks the ``a_j``-th smallest id not chosen by entries
+  ``0 … j−1``, ``MultiDiscrete([m, m−1, …, m−k+1])`` (a Lehmer code). Every point of this space is
+  a valid super arm and every super arm has exactly one encoding, so PPO, ``action_space.sample()``
+  and ``check_env`` work unchanged. :func:`encode_choice` and :func:`decode_choice` convert.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+ACTION_FORMATS = ("choice", "ids")
+
+
+def check_action_format(action_format: str) -> str:
+    if action_format not in ACTION_FORMATS:
+        raise ValueError(f"action_format must be one of {ACTION_FORMATS}, got {action_format!r}")
+    return action_format
+
+
+def validate_super_arm(
+    ids: torch.Tensor, n_ids: int, size: int, field: str = "super_arm", what: str = "items"
+) -> torch.Tensor:
+    """Return ``ids`` as int64 of shape ``(B, size)`` or raise ``ValueError`` naming the problem.
+
+    Accepts one super arm ``(size,)`` or a batch ``(B, size)``. Checks, in this order: integer
+    dtype, the size (``size`` distinct {what}), the id range ``[0, n_ids)``, and duplicates.
+    """
+    ids = torch.as_tensor(np.asarray(ids) if not isinstance(ids, torch.Tensor) else ids)
+    if ids.dtype.is_floating_point or ids.dtype == torch.bool or ids.dtype.is_complex:
+        raise ValueError(f"{field} must hold integer ids, got dtype {ids.dtype}")
+    if ids.dim() == 1:
+        ids = ids[None]
+    if ids.dim() != 2 or ids.shape[1] != size:
+        raise ValueError(
+            f"{field} must list exactly {size} distinct {what} (shape ({size},) or (B, {size})), "
+            f"got shape {tuple(ids.shape)}"
+        )
+    ids = ids.long()
+    bad = (ids < 0) | (ids >= n_ids)
+    if bool(bad.any()):
+        row = int(torch.nonzero(bad.any(1))[0, 0])
+        raise ValueError(f"{field}[{row}] ids must be in [0, {n_ids - 1}], got {ids[row].tolist()}")
+    ordered = torch.sort(ids, dim=1).values
+    dup = (ordered[:, 1:] == ordered[:, :-1]).any(1)
+    if bool(dup.any()):
+        row = int(torch.nonzero(dup)[0, 0])
+        raise ValueError(f"{field}[{row}] must not repeat {what}, got {ids[row].tolist()}")
+    return ids
+
+
+def choice_nvec(n_ids: int, size: int) -> np.ndarray:
+    """The ``MultiDiscrete`` sizes of the ``choice`` encoding: ``[m, m−1, …, m−k+1]``."""
+    return np.arange(n_ids, n_ids - size, -1, dtype=np.int64)
+
+
+def decode_choice(action: torch.Tensor, n_ids: int) -> torch.Tensor:
+    """Ids ``(B, k)`` of the ``choice``-encoded ``action`` ``(B, k)`` (entries already in range)."""
+    batch, size = action.shape
+    available = torch.ones(batch, n_ids, dtype=torch.bool, device=action.device)
+    rows = torch.arange(batch, device=action.device)
+    out = torch.empty(batch, size, dtype=torch.int64, device=action.device)
+    for j in range(size):
+        rank = available.cumsum(1)  # rank[b, i] = number of available ids <= i
+        hit = available & (rank == action[:, j : j + 1].long() + 1)
+        chosen = hit.to(torch.uint8).argmax(1)
+        out[:, j] = chosen
+        available[rows, chosen] = False
+    return out
+
+
+def encode_choice(ids: torch.Tensor) -> torch.Tensor:
+    """The ``choice`` encoding ``(B, k)`` of valid super arms ``ids`` ``(B, k)``."""
+    ids = ids.long()
+    earlier_smaller = (ids[:, None, :] < ids[:, :, None]) & torch.ones(
+        ids.shape[1], ids.shape[1], dtype=torch.bool, device=ids.device
+    ).tril(-1)
+    return ids - earlier_smaller.sum(2)
+
+
+def ids_to_mask(ids: torch.Tensor, n_ids: int) -> torch.Tensor:
+    """Boolean membership mask ``(B, n_ids)`` of the super arms ``ids`` ``(B, k)``."""
+    mask = torch.zeros(ids.shape[0], n_ids, dtype=torch.bool, device=ids.device)
+    return mask.scatter(1, ids, True)

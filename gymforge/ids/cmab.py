@@ -1,0 +1,31 @@
+"""Off-CMAB ids: one per application (cascading ranking, LLM cache, influence maximization, k-path)."""
+
+from __future__ import annotations
+
+from gymforge.spec import Capabilities, EnvSpec
+
+ORDER = 20
+
+_ENV = "gymforge.envs.cmab.gym_env"
+_COLLECT = "gymforge.envs.cmab.collect:collect_cli"
+_CAPABILITIES = Capabilities(batched=True, devices=("cpu", "cuda"), offline_dataset=True)
+_ONLINE_CUCB = "gymforge.baselines.cmab.online_cucb:OnlineCUCBAgent"
+
+SPECS: tuple[EnvSpec, ...] = tuple(
+    EnvSpec(
+        id=f"OffCMAB-{name}-v0",
+        family="cmab",
+        summary=summary,
+        entry_point=f"{_ENV}:{cls}Env",
+        vector_entry_point=f"{_ENV}:{cls}VecEnv",
+        capabilities=_CAPABILITIES,
+        agents={"cucb": _ONLINE_CUCB},
+        dataset_collector=_COLLECT,
+    )
+    for name, cls, summary in (
+        ("Cascade", "Cascade", "Off-CMAB cascading bandit: rank k of m items (m=100, k=5)"),
+        ("LLMCache", "LLMCache", "Off-CMAB LLM cache: cache k of m queries (m=100, k=40)"),
+        ("InfluenceMax", "InfluenceMax", "Off-CMAB influence maximization: k seeds, node feedback"),
+        ("KPath", "KPath", "Off-CMAB k-path semi-bandit (lower-bound instance)"),
+    )
+)
