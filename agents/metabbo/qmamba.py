@@ -1,0 +1,286 @@
+"""Q-Mamba's Q-network: Q-values decomposed over action dimensions, one token per dimension.
+
+An action ``a_t = (a_t^1, ..., a_t^K)`` (one bin per controlled hyperparameter) is chosen one
+dimension at a time. Step ``t`` of an episode becomes ``K`` tokens; token ``i`` is the observation
+``s_t`` concatenated with the binary code of the previous dimension's bin ``a_t^{i-1}`` (MSB
+first, ``token_bits`` bits), the first token of every step carrying the all-ones start code.
+A :class:`~gymforge.agents.metabbo.mamba.MambaBlock` reads the tokens in order and an MLP head
+(``Linear -> leaky ReLU -> Linear``) turns each output into ``Q_i(s_t, a_t^{<i}, ·)``, one value
+per bin. Bins a dimension does not have (``nvec[i] < max(nvec)``) are masked out everywhere.
+
+Acting is greedy and autoregressive (:func:`greedy_decode`): ``a^1 = argmax Q_1``, feed its code,
+``a^2 = argmax Q_2``, ... .
+
+Loss (:func:`qmamba_loss`), with ``Q̂`` the detached Q-values and ``max`` over a dimension's bins::
+
+    TD_inner = mean_{t, i<K} (Q_i(a^i) - max Q̂_{i+1})²          # Bellman backup inside a step
+    TD_last  = mean_t (Q_K(a^K) - (r_t + γ max Q̂_1(s_{t+1})))²  # 0 bootstrap at episode end
+    CQL      = mean over non-taken bins of Q²                     # conservative: push them to 0
+    loss     = 0.5 (TD_inner + β TD_last) + 0.5 λ CQL             # β = 10, λ = 1, γ = 0.99
+
+Differences from the reference implementation: tokens are mixed by an own pure-torch Mamba block
+(no ``mamba_ssm``/CUDA), observations are standardised with dataset statistics stored in the
+model, and the head's output is used as is (upstream min-max normalises it over the sequence axis,
+which makes a token's Q-values depend on later tokens and so cannot be computed step by step).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F  # noqa: N812
+
+from gymforge.agents.metabbo.mamba import MambaBlock, MambaState
+
+__all__ = [
+    "QMambaConfig",
+    "QMambaNet",
+    "greedy_decode",
+    "qmamba_loss",
+]
+
+
+def _positive_int(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+
+@dataclass(frozen=True)
+class QMambaConfig:
+    """Architecture and loss weights of a Q-Mamba network (the reference's defaults).
+
+    Attributes:
+        obs_dim: observation features per step (9 for MetaBBO).
+        action_nvec: bins of each action dimension, in decision order (``[16] * K``).
+        token_bits: width of the binary action code; ``2**token_bits - 1`` is the start code,
+            so ``max(action_nvec) <= 2**token_bits - 1``.
+        d_state, d_conv, expand: Mamba block sizes (``d_model = obs_dim + token_bits``).
+        mlp_hidden: hidden width of the Q head.
+        gamma: discount between environment steps.
+        beta: weight of the last dimension's TD term (the one with the reward).
+        lam: weight of the conservative term.
+    """
+
+    obs_dim: int = 9
+    action_nvec: tuple[int, ...] = (16, 16, 16)
+    token_bits: int = 5
+    d_state: int = 32
+    d_conv: int = 4
+    expand: int = 2
+    mlp_hidden: int = 32
+    gamma: float = 0.99
+    beta: float = 10.0
+    lam: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "action_nvec", tuple(int(n) for n in self.action_nvec))
+        for name in ("obs_dim", "token_bits", "d_state", "d_conv", "expand", "mlp_hidden"):
+            _positive_int(name, getattr(self, name))
+        if not self.action_nvec or any(n < 1 for n in self.action_nvec):
+            raise ValueError(
+                f"action_nvec must be a non-empty list of ints >= 1, got {self.action_nvec}"
+            )
+        if max(self.action_nvec) > 2**self.token_bits - 1:
+            raise ValueError(
+                f"token_bits={self.token_bits} codes at most {2**self.token_bits - 1} bins plus the "
+                f"start code; action_nvec has {max(self.action_nvec)}"
+            )
+        if not 0.0 <= self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1], got {self.gamma}")
+        for name in ("beta", "lam"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+
+    @property
+    def num_dims(self) -> int:
+        """``K``, the number of action dimensions (tokens per environment step)."""
+        return len(self.action_nvec)
+
+    @property
+    def num_bins(self) -> int:
+        """Width of the Q head, ``max(action_nvec)``."""
+        return max(self.action_nvec)
+
+    @property
+    def d_model(self) -> int:
+        """Token width, ``obs_dim + token_bits``."""
+        return self.obs_dim + self.token_bits
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (``QMambaConfig(**d)`` rebuilds it)."""
+        d = asdict(self)
+        d["action_nvec"] = list(self.action_nvec)
+        return d
+
+
+def bin_mask(nvec: Sequence[int], num_bins: int, device=None) -> Tensor:
+    """``[K, num_bins]`` bool: which bins exist in each dimension."""
+    return (
+        torch.arange(num_bins, device=device)[None, :] < torch.tensor(nvec, device=device)[:, None]
+    )
+
+
+class QMambaNet(nn.Module):
+    """Tokeniser + Mamba block + Q head (see the module docstring)."""
+
+    def __init__(self, config: QMambaConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.block = MambaBlock(
+            config.d_model, d_state=config.d_state, d_conv=config.d_conv, expand=config.expand
+        )
+        self.ff1 = nn.Linear(config.d_model, config.mlp_hidden)
+        self.ff2 = nn.Linear(config.mlp_hidden, config.num_bins)
+        self.register_buffer("obs_mean", torch.zeros(config.obs_dim))
+        self.register_buffer("obs_std", torch.ones(config.obs_dim))
+        self.register_buffer("valid_bins", bin_mask(config.action_nvec, config.num_bins))
+        powers = 2 ** torch.arange(config.token_bits - 1, -1, -1)
+        self.register_buffer("bit_powers", powers, persistent=False)
+
+    def set_normalisation(self, mean: Tensor, std: Tensor) -> None:
+        """Store observation statistics (std floored at 1e-6)."""
+        self.obs_mean.copy_(torch.as_tensor(mean, dtype=self.obs_mean.dtype))
+        self.obs_std.copy_(torch.as_tensor(std, dtype=self.obs_std.dtype).clamp(min=1e-6))
+
+    def encode_bins(self, bins: Tensor) -> Tensor:
+        """Binary codes ``[..., token_bits]`` (MSB first) of integer bins; ``-1`` is the start code."""
+        code = torch.where(bins < 0, 2**self.config.token_bits - 1, bins).long()
+        return ((code.unsqueeze(-1) // self.bit_powers) % 2).to(self.obs_mean.dtype)
+
+    def normalise(self, obs: Tensor) -> Tensor:
+        """Standardised, finite observations."""
+        z = (obs.to(self.obs_mean.dtype) - self.obs_mean) / self.obs_std
+        return torch.nan_to_num(z, nan=0.0, posinf=10.0, neginf=-10.0).clamp(-10.0, 10.0)
+
+    def tokens(self, obs: Tensor, actions: Tensor) -> Tensor:
+        """Token sequence ``[B, T*K, d_model]`` of observations ``[B, T, obs_dim]`` and the
+        dataset's actions ``[B, T, K]`` (token ``(t, i)`` carries ``a_t^{i-1}``)."""
+        batch, steps, k = actions.shape
+        previous = torch.cat([torch.full_like(actions[..., :1], -1), actions[..., :-1]], dim=-1)
+        codes = self.encode_bins(previous)  # [B, T, K, bits]
+        states = self.normalise(obs).unsqueeze(2).expand(batch, steps, k, -1)
+        return torch.cat([states, codes], dim=-1).reshape(batch, steps * k, -1)
+
+    def head(self, features: Tensor) -> Tensor:
+        """Q-values ``[..., num_bins]`` from Mamba outputs ``[..., d_model]``."""
+        return self.ff2(F.leaky_relu(self.ff1(features)))
+
+    def forward(
+        self, obs: Tensor, actions: Tensor, state: MambaState | None = None
+    ) -> tuple[Tensor, MambaState]:
+        """Q-values ``[B, T, K, num_bins]`` along logged trajectories (sequence mode)."""
+        k = self.config.num_dims
+        if obs.ndim != 3 or obs.shape[-1] != self.config.obs_dim:
+            raise ValueError(f"obs must be [B, T, {self.config.obs_dim}], got {tuple(obs.shape)}")
+        if actions.shape != (*obs.shape[:2], k):
+            raise ValueError(f"actions must be {(*obs.shape[:2], k)}, got {tuple(actions.shape)}")
+        out, state = self.block(self.tokens(obs, actions), state)
+        q = self.head(out).reshape(*actions.shape, self.config.num_bins)
+        return q, state
+
+    def initial_state(self, batch: int) -> MambaState:
+        """Recurrent state of ``batch`` fresh episodes."""
+        return self.block.initial_state(batch)
+
+    def step_token(
+        self, obs: Tensor, previous: Tensor, state: MambaState
+    ) -> tuple[Tensor, MambaState]:
+        """One token (recurrent mode): ``Q [B, num_bins]`` given ``obs [B, obs_dim]`` and the
+        previous dimension's bin ``previous [B]`` (``-1``: start of a step)."""
+        token = torch.cat([self.normalise(obs), self.encode_bins(previous)], dim=-1)
+        out, state = self.block.step(token, state)
+        return self.head(out), state
+
+    @torch.no_grad()
+    def act(self, obs: Tensor, state: MambaState) -> tuple[Tensor, MambaState]:
+        """Greedy action ``[B, K]`` for ``obs [B, obs_dim]``; advances ``state`` by ``K`` tokens."""
+        carry = {"state": state}
+
+        def q_of(dim: int, previous: Tensor) -> Tensor:
+            q, carry["state"] = self.step_token(obs, previous, carry["state"])
+            return q
+
+        actions = greedy_decode(q_of, self.config.action_nvec, obs.shape[0], obs.device)
+        return actions, carry["state"]
+
+
+def greedy_decode(
+    q_of: Callable[[int, Tensor], Tensor], nvec: Sequence[int], batch: int, device=None
+) -> Tensor:
+    """Autoregressive greedy choice over decomposed Q-values.
+
+    ``q_of(i, previous)`` returns ``Q_i [B, M]`` given the bins chosen for dimension ``i - 1``
+    (``previous [B]``, ``-1`` for ``i = 0``); it is called for ``i = 0, 1, ..., K-1`` in order.
+    Dimension ``i`` picks ``argmax`` over its first ``nvec[i]`` bins (ties: lowest bin).
+    Returns the chosen bins ``[B, K]`` (int64).
+    """
+    previous = torch.full((batch,), -1, dtype=torch.long, device=device)
+    chosen = []
+    for i, n in enumerate(nvec):
+        q = q_of(i, previous)
+        previous = q[:, :n].argmax(dim=-1)
+        chosen.append(previous)
+    return torch.stack(chosen, dim=-1)
+
+
+def _masked_mean(values: Tensor, mask: Tensor) -> Tensor:
+    mask = mask.to(values.dtype)
+    return (values * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def qmamba_loss(
+    q: Tensor,
+    actions: Tensor,
+    rewards: Tensor,
+    valid: Tensor,
+    config: QMambaConfig,
+    next_first: Tensor | None = None,
+) -> dict[str, Tensor]:
+    """Q-Mamba's loss on a batch of (possibly padded) trajectories.
+
+    Args:
+        q: Q-values ``[B, T, K, M]`` (with gradient).
+        actions: logged bins ``[B, T, K]`` (int).
+        rewards: ``[B, T]``.
+        valid: ``[B, T]`` bool, the steps that belong to the episode (a prefix of each row);
+            the last valid step of a row bootstraps 0 (episode end), unless ``next_first`` says
+            otherwise.
+        next_first: optional ``[B]`` value of ``max Q̂_1`` at the step after the last column
+            (for training on windows of longer trajectories), used where ``valid[:, -1]``.
+
+    Returns:
+        ``{"loss", "td_inner", "td_last", "conservative"}`` (scalars; ``loss`` differentiable).
+    """
+    k, m = q.shape[-2:]
+    actions = actions.long()
+    valid = valid.bool()
+    bins_ok = bin_mask(config.action_nvec, m, q.device)  # [K, M]
+    taken = F.one_hot(actions, m).bool()  # [B, T, K, M]
+    q_taken = (q * taken).sum(-1)  # [B, T, K]
+    q_max = q.detach().masked_fill(~bins_ok, -torch.inf).amax(-1)  # [B, T, K]
+
+    step_mask = valid.unsqueeze(-1)
+    if k > 1:
+        td_inner = _masked_mean(
+            (q_taken[..., :-1] - q_max[..., 1:]).square(), step_mask.expand(-1, -1, k - 1)
+        )
+    else:
+        td_inner = q.new_zeros(())
+    next_q = torch.zeros_like(rewards, dtype=q.dtype)
+    next_valid = torch.cat([valid[:, 1:], torch.zeros_like(valid[:, :1])], dim=1)
+    next_q[:, :-1] = q_max[:, 1:, 0]
+    if next_first is not None:
+        next_q[:, -1] = next_first.to(q.dtype)
+        next_valid[:, -1] = valid[:, -1]
+    target_last = rewards.to(q.dtype) + config.gamma * torch.where(next_valid, next_q, 0.0)
+    td_last = _masked_mean((q_taken[..., -1] - target_last).square(), valid)
+
+    not_taken = ~taken & bins_ok & step_mask.unsqueeze(-1)
+    conservative = _masked_mean(q.square(), not_taken)
+    loss = 0.5 * (td_inner + config.beta * td_last) + 0.5 * config.lam * conservative
+    return {"loss": loss, "td_inner": td_inner, "td_last": td_last, "conservative": conservative}

@@ -1,0 +1,271 @@
+"""Offline training of Q-Mamba on logged trajectories, on CPU, and its ``gymforge train`` entry.
+
+``fit(data)`` takes trajectories as arrays (a mapping, or anything with an ``arrays`` mapping
+such as :func:`gymforge.envs.metabbo.dataset.load_dataset`'s result)::
+
+    observations  [N, T, obs_dim]  float
+    actions       [N, T, K]        int, bins
+    rewards       [N, T]           float
+    valid         [N, T]           bool, a prefix per row (or ``lengths [N]`` instead)
+
+and runs AdamW over shuffled minibatches of whole trajectories (each cut to its longest valid
+prefix), one sequence-mode forward per minibatch, the loss of
+:func:`~gymforge.agents.metabbo.qmamba.qmamba_loss`.
+
+Command line::
+
+    gymforge train MetaBBO-v0 --algo qmamba --dataset PATH --out DIR [--epochs 300] [...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from gymforge.agents.metabbo.agent import QMambaAgent, save_model
+from gymforge.agents.metabbo.qmamba import QMambaConfig, QMambaNet, qmamba_loss
+
+__all__ = ["TrainConfig", "TrainResult", "fit", "train_cli", "trajectory_arrays"]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation options (the reference: AdamW, lr 5e-3, 300 epochs, batch 64).
+
+    Attributes:
+        epochs: passes over the dataset.
+        batch_size: trajectories per gradient step.
+        lr, weight_decay: AdamW.
+        max_grad_norm: clip the gradient norm (``None``: no clipping, as the reference).
+        seed: network initialisation and minibatch order.
+    """
+
+    epochs: int = 300
+    batch_size: int = 64
+    lr: float = 5e-3
+    weight_decay: float = 0.01
+    max_grad_norm: float | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "batch_size"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        for name in ("lr", "weight_decay"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        if self.max_grad_norm is not None and not self.max_grad_norm > 0:
+            raise ValueError(f"max_grad_norm must be > 0 or None, got {self.max_grad_norm!r}")
+
+
+@dataclass
+class TrainResult:
+    """What :func:`fit` returns: the trained agent and the per-epoch mean losses."""
+
+    agent: QMambaAgent
+    history: list[dict[str, float]]
+    seconds: float
+
+
+def trajectory_arrays(data: Any) -> dict[str, np.ndarray]:
+    """Check and normalise trajectory arrays (see the module docstring).
+
+    Raises:
+        ValueError: a missing array, or shapes that do not agree, naming the array.
+    """
+    arrays: Mapping[str, Any] = getattr(data, "arrays", data)
+    for name in ("observations", "actions", "rewards"):
+        if name not in arrays:
+            raise ValueError(f"trajectory data lacks {name!r}; has {sorted(arrays)}")
+    obs = np.asarray(arrays["observations"], dtype=np.float32)
+    actions = np.asarray(arrays["actions"])
+    rewards = np.asarray(arrays["rewards"], dtype=np.float32)
+    if obs.ndim != 3:
+        raise ValueError(f"observations must be [N, T, obs_dim], got shape {obs.shape}")
+    n, t = obs.shape[:2]
+    if actions.ndim != 3 or actions.shape[:2] != (n, t):
+        raise ValueError(f"actions must be [{n}, {t}, K], got shape {actions.shape}")
+    if actions.dtype.kind not in "iu":
+        raise ValueError(f"actions must be integer bins, got dtype {actions.dtype}")
+    if rewards.shape != (n, t):
+        raise ValueError(f"rewards must be [{n}, {t}], got shape {rewards.shape}")
+    if "valid" in arrays:
+        valid = np.asarray(arrays["valid"], dtype=bool)
+        if valid.shape != (n, t):
+            raise ValueError(f"valid must be [{n}, {t}], got shape {valid.shape}")
+    elif "lengths" in arrays:
+        lengths = np.asarray(arrays["lengths"])
+        if lengths.shape != (n,) or (lengths < 1).any() or (lengths > t).any():
+            raise ValueError(f"lengths must be [{n}] integers in 1..{t}")
+        valid = np.arange(t)[None, :] < lengths[:, None]
+    else:
+        valid = np.ones((n, t), dtype=bool)
+    if not (valid[:, :1].all() and (np.diff(valid.astype(np.int8), axis=1) <= 0).all()):
+        raise ValueError("valid must be a non-empty prefix of every trajectory")
+    return {
+        "observations": obs,
+        "actions": actions.astype(np.int64),
+        "rewards": rewards,
+        "valid": valid,
+    }
+
+
+def fit(
+    data: Any,
+    config: QMambaConfig | None = None,
+    train: TrainConfig | None = None,
+    *,
+    progress: Callable[[int, dict[str, float]], None] | None = None,
+    time_limit: float | None = None,
+) -> TrainResult:
+    """Train a Q-Mamba agent on logged trajectories (CPU).
+
+    Args:
+        data: trajectory arrays (see :func:`trajectory_arrays`).
+        config: architecture and loss weights; ``obs_dim`` and ``action_nvec`` default to the
+            data's (``K`` dimensions of ``max(actions) + 1`` bins, at least 16).
+        train: optimisation options.
+        progress: called after each epoch with ``(epoch, mean losses)``.
+        time_limit: stop after the epoch that passes this many seconds (``None``: no limit).
+    """
+    arrays = trajectory_arrays(data)
+    obs, actions = arrays["observations"], arrays["actions"]
+    train = train or TrainConfig()
+    if config is None:
+        k = actions.shape[-1]
+        config = QMambaConfig(
+            obs_dim=obs.shape[-1], action_nvec=(max(16, int(actions.max()) + 1),) * k
+        )
+    if obs.shape[-1] != config.obs_dim or actions.shape[-1] != config.num_dims:
+        raise ValueError(
+            f"data have obs_dim {obs.shape[-1]} and K {actions.shape[-1]}; the config expects "
+            f"{config.obs_dim} and {config.num_dims}"
+        )
+    nvec = np.asarray(config.action_nvec)
+    if (actions < 0).any() or (actions >= nvec).any():
+        raise ValueError(f"actions must lie in 0..nvec-1 per dimension, nvec={config.action_nvec}")
+
+    torch.manual_seed(train.seed)
+    net = QMambaNet(config)
+    valid = arrays["valid"]
+    flat = obs[valid]
+    net.set_normalisation(torch.as_tensor(flat.mean(0)), torch.as_tensor(flat.std(0)))
+    optimizer = torch.optim.AdamW(net.parameters(), lr=train.lr, weight_decay=train.weight_decay)
+    order_rng = np.random.default_rng(train.seed)
+    tensors = {name: torch.as_tensor(value) for name, value in arrays.items()}
+    history: list[dict[str, float]] = []
+    start = time.perf_counter()
+    net.train()
+    for epoch in range(train.epochs):
+        sums: dict[str, float] = {}
+        batches = 0
+        order = order_rng.permutation(obs.shape[0])
+        for first in range(0, len(order), train.batch_size):
+            idx = torch.as_tensor(order[first : first + train.batch_size])
+            horizon = int(tensors["valid"][idx].sum(1).max())
+            batch = {name: value[idx][:, :horizon] for name, value in tensors.items()}
+            q, _ = net(batch["observations"], batch["actions"])
+            losses = qmamba_loss(q, batch["actions"], batch["rewards"], batch["valid"], config)
+            optimizer.zero_grad()
+            losses["loss"].backward()
+            if train.max_grad_norm is not None:
+                torch.nn.utils.clip_grad_norm_(net.parameters(), train.max_grad_norm)
+            optimizer.step()
+            for name, value in losses.items():
+                sums[name] = sums.get(name, 0.0) + float(value.detach())
+            batches += 1
+        record = {name: total / batches for name, total in sums.items()}
+        history.append(record)
+        if progress is not None:
+            progress(epoch, record)
+        if time_limit is not None and time.perf_counter() - start > time_limit:
+            break
+    net.eval()
+    return TrainResult(agent=QMambaAgent(net), history=history, seconds=time.perf_counter() - start)
+
+
+def train_cli(env_id: str, argv: list[str]) -> int:
+    """``gymforge train ID --algo qmamba --dataset PATH --out DIR [options]``."""
+    from gymforge.envs.metabbo.dataset import load_dataset
+
+    parser = argparse.ArgumentParser(
+        prog=f"gymforge train {env_id} --algo qmamba",
+        description="Train the Q-Mamba offline agent on a collected MetaBBO dataset (CPU).",
+    )
+    defaults = TrainConfig()
+    parser.add_argument(
+        "--dataset", required=True, help="dataset folder (gymforge dataset collect)"
+    )
+    parser.add_argument(
+        "--out", required=True, help="model folder to write (model.pt + config.json)"
+    )
+    parser.add_argument("--epochs", type=int, default=defaults.epochs)
+    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
+    parser.add_argument("--lr", type=float, default=defaults.lr)
+    parser.add_argument("--weight-decay", type=float, default=defaults.weight_decay)
+    parser.add_argument("--max-grad-norm", type=float, default=None)
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--d-state", type=int, default=QMambaConfig.d_state)
+    parser.add_argument(
+        "--beta", type=float, default=QMambaConfig.beta, help="weight of the last TD term"
+    )
+    parser.add_argument("--lam", type=float, default=QMambaConfig.lam, help="conservative weight")
+    parser.add_argument("--gamma", type=float, default=QMambaConfig.gamma)
+    parser.add_argument(
+        "--time-limit", type=float, default=None, help="stop after this many seconds"
+    )
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(args.threads)
+    data = load_dataset(args.dataset)
+    if data.metadata.get("env_id") not in (None, env_id):
+        raise ValueError(
+            f"dataset {args.dataset!r} was collected on {data.metadata.get('env_id')!r}, not {env_id!r}"
+        )
+    config = QMambaConfig(
+        obs_dim=data.observations.shape[-1],
+        action_nvec=tuple(data.metadata["action_nvec"]),
+        d_state=args.d_state,
+        beta=args.beta,
+        lam=args.lam,
+        gamma=args.gamma,
+    )
+    train = TrainConfig(
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        weight_decay=args.weight_decay,
+        max_grad_norm=args.max_grad_norm,
+        seed=args.seed,
+    )
+
+    def report(epoch: int, losses: dict[str, float]) -> None:
+        if not args.quiet:
+            text = "  ".join(f"{k}={v:.4g}" for k, v in losses.items())
+            print(f"epoch {epoch + 1}/{train.epochs}  {text}", flush=True)
+
+    result = fit(data, config, train, progress=report, time_limit=args.time_limit)
+    save_model(
+        result.agent.net,
+        args.out,
+        extra={
+            "env_id": env_id,
+            "train": asdict(train),
+            "history": result.history,
+            "seconds": result.seconds,
+            "dataset": {"path": str(args.dataset), "sha256": data.metadata.get("sha256")},
+        },
+    )
+    print(f"wrote {args.out} ({len(result.history)} epochs, {result.seconds:.1f} s)")
+    return 0
