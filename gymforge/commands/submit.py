@@ -1,0 +1,46 @@
+"""``gymforge submit --protocol TASK --agent SPEC --meta submission.json``.
+
+Checks the metadata and the agent, evaluates under the task's frozen protocol, stores the
+submission folder on the board in one step, and re-renders the boards.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gymforge.commands.evaluate import add_root_option, board_root, format_aggregate
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from gymforge.leaderboards.files import read_json
+    from gymforge.leaderboards.protocol import resolve_task
+    from gymforge.leaderboards.render import write_all
+    from gymforge.leaderboards.submission import load_meta, submit
+
+    root = board_root(args)
+    task = resolve_task(root, args.protocol)
+    meta = load_meta(Path(args.meta))
+    folder = submit(root, task, args.agent, meta, submission_id=args.id, progress=not args.quiet)
+    print(format_aggregate(read_json(folder / "results.json", "results")))
+    print(f"submission stored in {folder}")
+    write_all(root)
+    print(f"boards re-rendered under {root}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "submit",
+        help="evaluate an agent and add it to a task's leaderboard",
+        description=__doc__.splitlines()[0],
+    )
+    parser.add_argument("--protocol", required=True, metavar="TASK")
+    parser.add_argument("--agent", required=True, metavar="SPEC")
+    parser.add_argument(
+        "--meta", required=True, metavar="FILE", help="submission.json: name, authors, method, ..."
+    )
+    parser.add_argument("--id", help="submission id (default: YYYYMMDD-<slug of the name>)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_root_option(parser)
+    parser.set_defaults(func=cmd_submit)

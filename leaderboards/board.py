@@ -1,0 +1,57 @@
+"""Read a board: its protocol and the rows of its submissions, ranked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gymforge.leaderboards.files import read_json
+from gymforge.leaderboards.protocol import Protocol, all_protocols
+from gymforge.leaderboards.submission import list_submissions
+
+
+@dataclass(frozen=True)
+class Row:
+    """One submission as the tables show it."""
+
+    id: str
+    submission: dict[str, Any]
+    results: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str(self.submission["meta"]["name"])
+
+    @property
+    def mean(self) -> float:
+        return float(self.results["aggregate"]["mean"])
+
+
+@dataclass(frozen=True)
+class Board:
+    """A task's protocol and its ranked rows."""
+
+    protocol: Protocol
+    rows: list[Row]
+
+
+def load_board(root: Path, protocol: Protocol) -> Board:
+    """The rows of ``protocol``'s board, best first (ties by id)."""
+    rows = []
+    for folder in list_submissions(root, protocol.task):
+        rows.append(
+            Row(
+                id=folder.name,
+                submission=read_json(folder / "submission.json", f"{folder}/submission.json"),
+                results=read_json(folder / "results.json", f"{folder}/results.json"),
+            )
+        )
+    sign = -1.0 if protocol.higher_is_better else 1.0
+    rows.sort(key=lambda r: (sign * r.mean, r.id))
+    return Board(protocol=protocol, rows=rows)
+
+
+def load_boards(root: Path) -> list[Board]:
+    """Every board under ``root`` (one per protocol file)."""
+    return [load_board(root, p) for p in all_protocols(root)]

@@ -1,0 +1,204 @@
+"""Submission folders: checked metadata, the agent (entry point or artifact copy), results.
+
+A board is ``<root>/<suite>/<Task>/`` and holds ``submissions/<YYYYMMDD>-<slug>/``::
+
+    submission.json   {"schema", "task", "id", "submitted", "meta": {...}, "agent": {...},
+                       "results_sha256"}
+    policy/<file>     the artifact (SB3 .zip or TorchScript), for artifact agents
+    results.json      written by the evaluator
+
+:func:`submit` checks the metadata and the agent, evaluates, then assembles the folder under
+``<root>/.staging/`` and renames it onto the board in one step: an interrupted submission leaves
+nothing on the board.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from gymforge.leaderboards.agent_spec import AgentRecord, parse_agent_spec
+from gymforge.leaderboards.evaluator import evaluate
+from gymforge.leaderboards.files import (
+    is_temporary,
+    new_staging_folder,
+    pretty_json,
+    publish_folder,
+    read_json,
+    sha256_bytes,
+    sha256_file,
+    write_bytes_atomic,
+)
+from gymforge.leaderboards.protocol import Protocol, load_protocol
+
+SUBMISSION_SCHEMA = "gymforge.submission/1"
+STAGING_DIR = ".staging"
+_ID_RE = re.compile(r"^\d{8}-[a-z0-9][a-z0-9-]*$")
+
+#: submission metadata fields: name -> (types, required, description).
+META_FIELDS: dict[str, tuple[tuple[type, ...], bool, str]] = {
+    "name": ((str,), True, "the row's name on the board"),
+    "authors": ((list,), True, "non-empty list of author names"),
+    "method": ((str,), True, "short description of the method"),
+    "description": ((str,), False, "longer description"),
+    "code_url": ((str, type(None)), False, "where the training code lives"),
+    "commit": ((str, type(None)), False, "commit of the training code"),
+    "license": ((str,), False, "license of the artifact"),
+    "training_env_steps": ((int, type(None)), False, "env steps used in training (self-reported)"),
+    "training_seeds": ((list, type(None)), False, "training seeds (self-reported)"),
+    "command": ((str, type(None)), False, "the command that trained the agent"),
+    "paper_url": ((str, type(None)), False, "paper describing the method"),
+    "notes": ((str,), False, "anything else"),
+}
+
+
+def check_meta(meta: Any, where: str) -> dict[str, Any]:
+    """Check submission metadata; raise ``ValueError`` naming the field and what it must be."""
+    if not isinstance(meta, dict):
+        raise ValueError(f"{where}: metadata must be a JSON object")
+    unknown = sorted(set(meta) - set(META_FIELDS))
+    if unknown:
+        raise ValueError(
+            f"{where}: metadata field {unknown[0]!r} is unknown; allowed: {sorted(META_FIELDS)}"
+        )
+    for key, (types, required, description) in META_FIELDS.items():
+        if key not in meta:
+            if required:
+                raise ValueError(f"{where}: metadata field {key!r} is missing ({description})")
+            continue
+        value = meta[key]
+        if isinstance(value, bool) or not isinstance(value, types):
+            names = "/".join("null" if t is type(None) else t.__name__ for t in types)
+            raise ValueError(f"{where}: metadata field {key!r} must be {names}, got {value!r}")
+    if not meta["name"].strip() or len(meta["name"]) > 80:
+        raise ValueError(f"{where}: metadata field 'name' must have 1 to 80 characters")
+    authors = meta["authors"]
+    if not authors or not all(isinstance(a, str) and a.strip() for a in authors):
+        raise ValueError(f"{where}: metadata field 'authors' must be a non-empty list of names")
+    steps = meta.get("training_env_steps")
+    if steps is not None and steps < 0:
+        raise ValueError(f"{where}: metadata field 'training_env_steps' must be >= 0")
+    seeds = meta.get("training_seeds")
+    if seeds is not None and not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise ValueError(f"{where}: metadata field 'training_seeds' must be a list of integers")
+    return meta
+
+
+def slugify(name: str) -> str:
+    """``"PPO (seed 0)"`` -> ``"ppo-seed-0"``."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return slug[:60].strip("-") or "submission"
+
+
+def board_dir(root: Path, task: str) -> Path:
+    """The folder of ``task``'s board."""
+    return Path(root) / task
+
+
+def submissions_dir(root: Path, task: str) -> Path:
+    return board_dir(root, task) / "submissions"
+
+
+def list_submissions(root: Path, task: str) -> list[Path]:
+    """The submission folders of a board, sorted by id (temporary leftovers excluded)."""
+    folder = submissions_dir(root, task)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not is_temporary(p))
+
+
+def check_submission_record(data: Any, where: str, task: str, folder_name: str) -> None:
+    """Check the schema of a stored ``submission.json``."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: must be a JSON object")
+    allowed = {"schema", "task", "id", "submitted", "meta", "agent", "results_sha256"}
+    unknown = sorted(set(data) - allowed)
+    missing = sorted(allowed - set(data))
+    if unknown:
+        raise ValueError(f"{where}: field {unknown[0]!r} is unknown; allowed: {sorted(allowed)}")
+    if missing:
+        raise ValueError(f"{where}: field {missing[0]!r} is missing")
+    if data["schema"] != SUBMISSION_SCHEMA:
+        raise ValueError(f"{where}: schema must be {SUBMISSION_SCHEMA!r}, got {data['schema']!r}")
+    if data["task"] != task:
+        raise ValueError(f"{where}: task is {data['task']!r} but the folder is on board {task!r}")
+    if data["id"] != folder_name:
+        raise ValueError(f"{where}: id {data['id']!r} differs from its folder {folder_name!r}")
+    if not isinstance(data["submitted"], str) or not re.match(
+        r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", data["submitted"]
+    ):
+        raise ValueError(f"{where}: 'submitted' must be a UTC time like 2026-01-31T12:00:00Z")
+    check_meta(data["meta"], where)
+    AgentRecord.from_json(data["agent"], where)
+    if not isinstance(data["results_sha256"], str) or len(data["results_sha256"]) != 64:
+        raise ValueError(f"{where}: results_sha256 must be a 64-character hex digest")
+
+
+def submit(
+    root: Path,
+    task: str,
+    agent_spec: str,
+    meta: dict[str, Any],
+    submission_id: str | None = None,
+    progress: bool = False,
+) -> Path:
+    """Evaluate an agent under ``task``'s protocol and add it to the board; returns its folder.
+
+    Everything is checked before the evaluation starts; the folder appears on the board only
+    once complete. The caller re-renders the board (:func:`gymforge.leaderboards.render.write_all`).
+    """
+    protocol: Protocol = load_protocol(root, task)
+    check_meta(meta, "--meta")
+    if protocol.normalisation_scores() is None:
+        raise ValueError(
+            f"protocol {task} is not calibrated yet; run `gymforge leaderboard calibrate {task}`"
+        )
+    record = parse_agent_spec(agent_spec, protocol.env_id)
+    now = time.gmtime()
+    sid = submission_id or f"{time.strftime('%Y%m%d', now)}-{slugify(meta['name'])}"
+    if not _ID_RE.match(sid):
+        raise ValueError(f"submission id must look like YYYYMMDD-slug, got {sid!r}")
+    target = submissions_dir(root, task) / sid
+    if target.exists():
+        raise ValueError(f"submission {task}/{sid} already exists; pick another name or --id")
+
+    results = evaluate(protocol, record, progress=progress)
+
+    stored = record
+    staging = new_staging_folder(Path(root) / STAGING_DIR)
+    try:
+        if record.artifact is not None:
+            source = Path(record.artifact)
+            (staging / "policy").mkdir()
+            copy = staging / "policy" / source.name
+            shutil.copyfile(source, copy)
+            if sha256_file(copy) != record.sha256:
+                raise ValueError(f"{source} changed while it was being evaluated")
+            stored = AgentRecord(**{**record.to_json(), "artifact": f"policy/{source.name}"})
+            results["agent"] = stored.to_json()
+        results_bytes = pretty_json(results).encode()
+        write_bytes_atomic(staging / "results.json", results_bytes)
+        document = {
+            "schema": SUBMISSION_SCHEMA,
+            "task": task,
+            "id": sid,
+            "submitted": time.strftime("%Y-%m-%dT%H:%M:%SZ", now),
+            "meta": meta,
+            "agent": stored.to_json(),
+            "results_sha256": sha256_bytes(results_bytes),
+        }
+        write_bytes_atomic(staging / "submission.json", pretty_json(document).encode())
+        target.parent.mkdir(parents=True, exist_ok=True)
+        publish_folder(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def load_meta(path: Path) -> dict[str, Any]:
+    """Read and check a ``--meta`` file."""
+    return check_meta(read_json(path, "--meta"), str(path))

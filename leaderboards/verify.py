@@ -1,0 +1,231 @@
+"""``gymforge leaderboard verify``: the checks CI runs over every board.
+
+For every protocol: the file's schema. For every submission on its board:
+
+1. ``submission.json``: schema, metadata, agent record;
+2. ``results.json``: its sha256 equals the one ``submission.json`` recorded (edited results);
+   schema; task; the protocol sha256 it was evaluated under equals the protocol file's now
+   (changed protocol); its agent record equals the submission's;
+3. the artifact (SB3 zip, TorchScript) hashes to the recorded sha256 (swapped artifact), or the
+   entry point string does;
+4. the episodes are the protocol's seeds in order, the content hash over them matches, and the
+   aggregates recomputed from them equal the stored ones;
+5. a seeded sample of ``verify_episodes`` episodes (the protocol's choice, or ``--sample``) is
+   re-run with the stored agent and must match within the protocol's tolerance.
+
+Finally every generated file is rendered afresh and compared with the one on disk (stale or
+hand-edited renders, leftovers). Each problem is one line naming the file and what is wrong.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gymforge.leaderboards.agent_spec import AgentRecord
+from gymforge.leaderboards.evaluator import (
+    RESULTS_SCHEMA,
+    episodes_digest,
+    run_episodes,
+    summarise,
+)
+from gymforge.leaderboards.files import (
+    canonical_json,
+    is_temporary,
+    read_json,
+    sha256_bytes,
+    sha256_file,
+)
+from gymforge.leaderboards.protocol import Protocol, ProtocolError, list_tasks, load_protocol
+from gymforge.leaderboards.render import generated_paths, render_all
+from gymforge.leaderboards.stats import close
+from gymforge.leaderboards.submission import (
+    check_submission_record,
+    list_submissions,
+    submissions_dir,
+)
+
+_RESULTS_KEYS = {
+    "schema",
+    "task",
+    "protocol",
+    "env",
+    "agent",
+    "metric",
+    "episodes",
+    "episodes_sha256",
+    "aggregate",
+    "provenance",
+}
+
+
+@dataclass
+class Report:
+    """What verify found: problems (any fails the run) and what it checked."""
+
+    problems: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+    episodes_rerun: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def check_results(results: Any, protocol: Protocol, where: str) -> None:
+    """Schema and internal consistency of a results document; raises ``ValueError``."""
+    if not isinstance(results, dict):
+        raise ValueError(f"{where}: must be a JSON object")
+    missing = sorted(_RESULTS_KEYS - set(results))
+    unknown = sorted(set(results) - _RESULTS_KEYS)
+    if missing:
+        raise ValueError(f"{where}: field {missing[0]!r} is missing")
+    if unknown:
+        raise ValueError(f"{where}: field {unknown[0]!r} is unknown")
+    if results["schema"] != RESULTS_SCHEMA:
+        raise ValueError(f"{where}: schema must be {RESULTS_SCHEMA!r}")
+    if results["task"] != protocol.task:
+        raise ValueError(f"{where}: task {results['task']!r} is not {protocol.task!r}")
+    if results["protocol"] != {"version": protocol.version, "sha256": protocol.sha256}:
+        raise ValueError(
+            f"{where}: evaluated under protocol {results['protocol']}, but {protocol.path} is now "
+            f"version {protocol.version} with sha256 {protocol.sha256} (the protocol changed)"
+        )
+    if results["metric"] != protocol.metric:
+        raise ValueError(f"{where}: metric {results['metric']!r} is not {protocol.metric!r}")
+    episodes = results["episodes"]
+    if not isinstance(episodes, list) or not all(isinstance(e, dict) for e in episodes):
+        raise ValueError(f"{where}: episodes must be a list of objects")
+    if [e.get("index") for e in episodes] != list(range(len(protocol.seeds))) or [
+        e.get("seed") for e in episodes
+    ] != protocol.seeds:
+        raise ValueError(f"{where}: episodes are not the protocol's seeds, in order")
+    for e in episodes:
+        for key in ("metric", "return"):
+            if isinstance(e.get(key), bool) or not isinstance(e.get(key), int | float):
+                raise ValueError(f"{where}: episode {e['index']} has no numeric {key!r}")
+    if results["episodes_sha256"] != episodes_digest(episodes):
+        raise ValueError(f"{where}: episodes do not match episodes_sha256 (edited episodes)")
+    if canonical_json(results["aggregate"]) != canonical_json(summarise(protocol, episodes)):
+        raise ValueError(f"{where}: aggregate differs from the one recomputed from its episodes")
+
+
+def sample_indices(protocol: Protocol, submission_id: str, count: int, seed: int) -> list[int]:
+    """The episodes verify re-runs: ``count`` of them, drawn with ``Random(f"{seed}:{id}")``."""
+    count = min(count, len(protocol.seeds))
+    rng = random.Random(f"{seed}:{protocol.task}:{submission_id}")
+    return sorted(rng.sample(range(len(protocol.seeds)), count))
+
+
+def verify_submission(
+    root: Path,
+    protocol: Protocol,
+    folder: Path,
+    sample: int | None,
+    seed: int,
+    rerun: bool,
+    report: Report,
+) -> None:
+    """Check one submission folder; problems go to ``report`` (raises nothing)."""
+    name = f"{protocol.task}/{folder.name}"
+    try:
+        submission = read_json(folder / "submission.json", f"{name}/submission.json")
+        check_submission_record(submission, f"{name}/submission.json", protocol.task, folder.name)
+        results_path = folder / "results.json"
+        if not results_path.is_file():
+            raise ValueError(f"{name}/results.json: file not found")
+        if sha256_file(results_path) != submission["results_sha256"]:
+            raise ValueError(
+                f"{name}/results.json: sha256 differs from the one in submission.json "
+                "(results edited after submission)"
+            )
+        results = read_json(results_path, f"{name}/results.json")
+        check_results(results, protocol, f"{name}/results.json")
+        if results["agent"] != submission["agent"]:
+            raise ValueError(f"{name}: results.json and submission.json name different agents")
+        record = AgentRecord.from_json(submission["agent"], f"{name}/submission.json")
+        if record.kind == "entry_point":
+            if sha256_bytes(record.entry_point.encode()) != record.sha256:
+                raise ValueError(f"{name}: the entry point does not match its sha256")
+        else:
+            artifact = folder / record.artifact
+            if not artifact.is_file() or folder.resolve() not in artifact.resolve().parents:
+                raise ValueError(f"{name}: artifact {record.artifact} is missing from the folder")
+            if sha256_file(artifact) != record.sha256:
+                raise ValueError(
+                    f"{name}: artifact {record.artifact} does not match its recorded sha256 "
+                    "(swapped artifact)"
+                )
+    except ValueError as error:
+        report.problems.append(str(error))
+        return
+    report.checked.append(name)
+    if not rerun:
+        return
+    indices = sample_indices(protocol, folder.name, sample or protocol.verify_episodes, seed)
+    try:
+        fresh = run_episodes(protocol, record, indices=indices, base=folder)
+    except Exception as error:  # the agent may fail in any way; report it, keep verifying
+        report.problems.append(f"{name}: re-running episodes {indices} failed: {error!r}")
+        return
+    report.episodes_rerun += len(fresh)
+    stored = results["episodes"]
+    for episode in fresh:
+        old = stored[episode["index"]]
+        for key in ("metric", "return"):
+            if not close(episode[key], old[key], protocol.tolerance):
+                report.problems.append(
+                    f"{name}: episode {episode['index']} (seed {episode['seed']}) re-ran to "
+                    f"{key} {episode[key]!r}, results.json says {old[key]!r} (tolerance "
+                    f"{protocol.tolerance:g})"
+                )
+        if episode["length"] != old["length"]:
+            report.problems.append(
+                f"{name}: episode {episode['index']} re-ran to length {episode['length']}, "
+                f"results.json says {old['length']}"
+            )
+
+
+def verify_renders(root: Path, report: Report) -> None:
+    """Compare every generated file with a fresh render."""
+    try:
+        fresh = render_all(root)
+    except ValueError as error:
+        report.problems.append(f"render failed: {error}")
+        return
+    for relative, data in sorted(fresh.items()):
+        path = Path(root) / relative
+        if not path.is_file():
+            report.problems.append(f"{relative}: missing; run `gymforge leaderboard render`")
+        elif path.read_bytes() != data:
+            report.problems.append(
+                f"{relative}: differs from a fresh render (stale or edited); run "
+                "`gymforge leaderboard render`"
+            )
+    for stale in sorted(generated_paths(root) - set(fresh)):
+        report.problems.append(f"{stale}: not produced by a fresh render (stale leftover)")
+
+
+def verify(root: Path, sample: int | None = None, seed: int = 0, rerun: bool = True) -> Report:
+    """Run every check over every board under ``root``."""
+    report = Report()
+    tasks = list_tasks(root)
+    for orphan in sorted(Path(root).glob("*/*/submissions")):
+        task = f"{orphan.parent.parent.name}/{orphan.parent.name}"
+        if task not in tasks:
+            report.problems.append(f"{task}: a board without a protocol file ({orphan})")
+    for task in tasks:
+        try:
+            protocol = load_protocol(root, task)
+        except ProtocolError as error:
+            report.problems.append(str(error))
+            continue
+        leftovers = [p.name for p in submissions_dir(root, task).glob("*") if is_temporary(p)]
+        if leftovers:
+            report.problems.append(f"{task}: unfinished submission leftovers {leftovers}")
+        for folder in list_submissions(root, task):
+            verify_submission(root, protocol, folder, sample, seed, rerun, report)
+    verify_renders(root, report)
+    return report

@@ -1,0 +1,101 @@
+"""Shared helpers of the leaderboard tests: a small board root and agents for failure tests.
+
+``small_root`` writes a short protocol (LineFlow WaitingTime, 300-step episodes, 3 held-out
+seeds) into a temporary board root and calibrates it with the real random and optimal agents.
+The agents below are real agents (they act on real observations); they only add a marker file, a
+delay, or a failure, to drive the interrupted-submission tests through real code paths.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from gymforge.agents.random_agent import RandomAgent
+from gymforge.leaderboards.calibrate import calibrate
+from gymforge.leaderboards.files import write_json_atomic
+from gymforge.registry import get_spec
+
+TASK = "lineflow/ShortWaitingTime"
+ENV_ID = "LineFlow-WaitingTime-v0"
+SEEDS = [2_000_000, 2_000_001, 2_000_002]
+HORIZON = 300
+
+
+def protocol_data(seeds: list[int] | None = None, horizon: int = HORIZON) -> dict[str, Any]:
+    seeds = SEEDS if seeds is None else seeds
+    return {
+        "schema": "gymforge.protocol/1",
+        "task": TASK,
+        "version": 1,
+        "title": "LineFlow WaitingTime, short episodes (test board)",
+        "description": "WaitingTime with 300-step episodes, for the tests.",
+        "env": {
+            "id": ENV_ID,
+            "version": 0,
+            "kwargs": {"horizon": horizon},
+            "registry_kwargs": dict(get_spec(ENV_ID).kwargs),
+        },
+        "evaluation": {
+            "seeds": seeds,
+            "episodes": len(seeds),
+            "max_steps": horizon,
+            "verify_episodes": 1,
+        },
+        "training_seeds": {"start": 0, "stop": 1_000_000},
+        "budget": {"train_env_steps": 1000, "source": "test"},
+        "metric": {"name": "return", "higher_is_better": True, "description": "sum of rewards"},
+        "record_info": ["n_parts", "n_scrap_parts"],
+        "normalisation": {
+            "random": {"agent": "random", "score": None},
+            "reference": {"agent": "optimal", "score": None},
+        },
+        "tolerance": {"abs": 1e-6},
+    }
+
+
+def small_root(path: Path) -> Path:
+    """A calibrated board root with the one short task and no submissions."""
+    write_json_atomic(path / "protocols" / f"{TASK}.json", protocol_data())
+    calibrate(path, TASK)
+    return path
+
+
+def meta(name: str = "Random baseline", **extra: Any) -> dict[str, Any]:
+    return {"name": name, "authors": ["gymforge tests"], "method": "uniform random", **extra}
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its bytes (to compare a board before and after)."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+class SlowAgent(RandomAgent):
+    """Random actions, 5 ms per step, touching ``$LB_MARKER`` once it has started acting."""
+
+    def act(self, observation: Any, info: dict[str, Any] | None = None) -> Any:
+        marker = os.environ.get("LB_MARKER")
+        if marker:
+            Path(marker).touch()
+        time.sleep(0.005)
+        return super().act(observation, info)
+
+
+class FailingAgent(RandomAgent):
+    """Random actions; its second episode fails (reset raises)."""
+
+    def __init__(self, env: Any) -> None:
+        self.episodes = 0
+        super().__init__(env)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.episodes += 1
+        if self.episodes > 2:  # the constructor's reset, the first episode, then this one
+            raise RuntimeError("agent crashed in its second episode")
+        super().reset(seed)
