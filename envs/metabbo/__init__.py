@@ -2,7 +2,11 @@
 
 :mod:`gymforge.envs.metabbo.bbob` holds the 24 noiseless BBOB functions, batched in torch;
 :mod:`gymforge.envs.metabbo.optimizer` a batched modular differential evolution, one generation
-per call, with per-instance hyperparameters. The ``MetaBBO-v0`` env that joins them is to come.
+per call, with per-instance hyperparameters; :mod:`gymforge.envs.metabbo.presets` the optimizer
+presets (Alg0/Alg1/Alg2), :mod:`gymforge.envs.metabbo.features` the 9 status features,
+:mod:`gymforge.envs.metabbo.dynamics` the batched env dynamics and
+:mod:`gymforge.envs.metabbo.gym_env` the ``MetaBBO-v0`` adapters (``MetaBBOEnv``,
+``MetaBBOVecEnv``).
 """
 
 from gymforge.envs.metabbo.bbob import (

@@ -35,10 +35,22 @@ Bound handling (``DEConfig.bound_handling``), per coordinate outside ``[lo, hi]`
 - ``periodic``: ``lo + (u - lo) mod (hi - lo)``.
 - ``halving``: ``(x_ij + lo) / 2`` below, ``(x_ij + hi) / 2`` above (``x_i`` the parent).
 
+- ``controlled``: per instance, one of the five above chosen by ``hyper["bound"]`` (a ``[B]``
+  integer tensor indexing :data:`BOUND_HANDLINGS`), so an agent can switch it every generation.
+
 Non-finite trial coordinates (e.g. from infinite ``F``) are first replaced by the parent's.
 
-Selection is greedy one-to-one: the trial replaces its parent if ``f(u) <= f(x_i)``; NaN and
-infinite fitness count as ``+inf`` there, so they never win and never poison the best-so-far.
+Selection (``DEConfig.selection``); NaN and infinite fitness count as ``+inf`` in both, so they
+never win and never poison the best-so-far:
+
+- ``greedy`` (one-to-one): the trial ``u_i`` replaces its parent ``x_i`` if ``f(u_i) <= f(x_i)``.
+- ``crowding`` (Thomsen's crowding DE, 2004): the trial ``u_i`` competes with the alive
+  individual nearest to it in Euclidean distance, ``x_j``, ``j = argmin_k ||u_i - x_k||``
+  (first index on ties), and replaces it if ``f(u_i) <= f(x_j)``. Thomsen processes the trials
+  one by one; here all trials of a generation are matched against the *parent* population at
+  once, and when several trials pick the same ``x_j`` only the best of them (lowest ``f``, then
+  lowest ``i``) competes. So a generation replaces each individual at most once and the result
+  does not depend on any processing order.
 
 Optional linear population-size reduction (L-SHADE): after each generation the population
 shrinks to ``round(NP_max + (NP_min - NP_max) * evaluations / max_evaluations)``, dropping the
@@ -67,8 +79,10 @@ from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate
 
 __all__ = [
     "BOUND_HANDLINGS",
+    "CONTROLLED",
     "CROSSOVERS",
     "MUTATIONS",
+    "SELECTIONS",
     "DEConfig",
     "DEState",
     "initial_state",
@@ -87,12 +101,16 @@ MUTATIONS: dict[str, int] = {
 }
 CROSSOVERS: tuple[str, ...] = ("binomial", "exponential")
 BOUND_HANDLINGS: tuple[str, ...] = ("clip", "reflect", "random", "periodic", "halving")
+CONTROLLED = "controlled"  # bound handling chosen per instance by hyper["bound"]
+SELECTIONS: tuple[str, ...] = ("greedy", "crowding")
 _ONE_TERM = ("rand/1",)
 
 
-def required_hyperparameters(mutation: str) -> tuple[str, ...]:
-    """Names of the per-instance hyperparameters that :func:`step` needs for ``mutation``."""
-    return ("F1", "Cr") if mutation in _ONE_TERM else ("F1", "F2", "Cr")
+def required_hyperparameters(mutation: str, bound_handling: str = "clip") -> tuple[str, ...]:
+    """Names of the per-instance hyperparameters :func:`step` needs for ``mutation`` (and
+    ``bound`` when ``bound_handling`` is ``"controlled"``)."""
+    names = ("F1", "Cr") if mutation in _ONE_TERM else ("F1", "F2", "Cr")
+    return (*names, "bound") if bound_handling == CONTROLLED else names
 
 
 @dataclass(frozen=True)
@@ -105,7 +123,8 @@ class DEConfig:
         lower, upper: box bounds, ``lower < upper``.
         mutation: one of :data:`MUTATIONS`.
         crossover: one of :data:`CROSSOVERS`.
-        bound_handling: one of :data:`BOUND_HANDLINGS`.
+        bound_handling: one of :data:`BOUND_HANDLINGS`, or ``"controlled"`` (per instance).
+        selection: one of :data:`SELECTIONS` (``greedy`` one-to-one or ``crowding``).
         min_population_size: ``NP_min`` for linear population-size reduction, or ``None`` (off).
         max_evaluations: evaluation budget the reduction schedule spans (required with it).
         archive_size: rows of the JADE archive (0: none); only ``current-to-best/1`` reads it.
@@ -118,6 +137,7 @@ class DEConfig:
     mutation: str = "current-to-rand/1"
     crossover: str = "exponential"
     bound_handling: str = "clip"
+    selection: str = "greedy"
     min_population_size: int | None = None
     max_evaluations: int | None = None
     archive_size: int = 0
@@ -132,10 +152,13 @@ class DEConfig:
             raise ValueError(f"mutation must be one of {sorted(MUTATIONS)}, got {self.mutation!r}")
         if self.crossover not in CROSSOVERS:
             raise ValueError(f"crossover must be one of {CROSSOVERS}, got {self.crossover!r}")
-        if self.bound_handling not in BOUND_HANDLINGS:
+        if self.bound_handling not in (*BOUND_HANDLINGS, CONTROLLED):
             raise ValueError(
-                f"bound_handling must be one of {BOUND_HANDLINGS}, got {self.bound_handling!r}"
+                f"bound_handling must be one of {(*BOUND_HANDLINGS, CONTROLLED)}, "
+                f"got {self.bound_handling!r}"
             )
+        if self.selection not in SELECTIONS:
+            raise ValueError(f"selection must be one of {SELECTIONS}, got {self.selection!r}")
         need = MUTATIONS[self.mutation] + 1
         if not is_int(self.population_size) or self.population_size < need:
             raise ValueError(
@@ -214,12 +237,18 @@ def _best_so_far(x: Tensor, f: Tensor, alive: Tensor) -> tuple[Tensor, Tensor]:
     return bx, key.gather(1, idx[:, None]).squeeze(1)
 
 
-def initial_state(config: DEConfig, problems: BBOBInstances, rng: InstanceRNG) -> DEState:
-    """Uniform random population of ``NP_max`` in the box, evaluated (``NP_max`` evaluations)."""
+def initial_state(
+    config: DEConfig, problems: BBOBInstances, rng: InstanceRNG, where: Tensor | None = None
+) -> DEState:
+    """Uniform random population of ``NP_max`` in the box, evaluated (``NP_max`` evaluations).
+
+    Only the random streams of the instances in ``where`` (``[B]`` bool, default all) advance;
+    the rows of the others are computed but meant to be discarded by the caller.
+    """
     _check_problems(config, problems, rng)
     b, p, d = problems.batch_size, config.population_size, config.dimension
     dev = problems.device
-    u = rng.uniform(p, d).to(torch.float64)
+    u = rng.uniform(p, d, where=where).to(torch.float64)
     x = config.lower + u * (config.upper - config.lower)  # [B, P, D]
     f = evaluate(problems, x)  # [B, P]
     alive = torch.ones(b, p, dtype=torch.bool, device=dev)
@@ -334,12 +363,37 @@ def _crossover(
     return torch.where(take, v, x)
 
 
-def _bound(config: DEConfig, x: Tensor, u: Tensor, rng: InstanceRNG, active: Tensor) -> Tensor:
-    """Trial vectors ``u`` brought into ``[lower, upper]`` (``x`` the parents)."""
+def _bound(
+    config: DEConfig,
+    x: Tensor,
+    u: Tensor,
+    rng: InstanceRNG,
+    active: Tensor,
+    choice: Tensor | None = None,
+) -> Tensor:
+    """Trial vectors ``u`` brought into ``[lower, upper]`` (``x`` the parents); ``choice``
+    (``[B]`` int64 into :data:`BOUND_HANDLINGS`) for ``"controlled"``."""
+    u = torch.where(torch.isfinite(u), u, x)
+    if config.bound_handling != CONTROLLED:
+        return _bound_mode(config, config.bound_handling, x, u, rng, active)
+    if choice is None:
+        raise ValueError('hyper is missing "bound" (required by bound_handling="controlled")')
+    out = u
+    for k, mode in enumerate(BOUND_HANDLINGS):
+        # Every mode is computed (the random one draws for every instance), so each instance's
+        # random stream advances the same way whatever it chose.
+        out = torch.where(
+            (choice == k)[:, None, None], _bound_mode(config, mode, x, u, rng, active), out
+        )
+    return out
+
+
+def _bound_mode(
+    config: DEConfig, mode: str, x: Tensor, u: Tensor, rng: InstanceRNG, active: Tensor
+) -> Tensor:
+    """``u`` (finite) brought into the box by one of :data:`BOUND_HANDLINGS`."""
     lo, hi = config.lower, config.upper
     w = hi - lo
-    u = torch.where(torch.isfinite(u), u, x)
-    mode = config.bound_handling
     if mode == "clip":
         out = u.clamp(lo, hi)
     elif mode == "reflect":
@@ -367,6 +421,51 @@ def _archive_insert(config: DEConfig, state: DEState, replaced: Tensor) -> tuple
     buf = torch.cat([state.archive, state.archive[:, :1]], dim=1)  # [B, A+1, D]
     buf = buf.scatter(1, slot[..., None].expand(-1, -1, buf.shape[2]), state.population)
     return buf[:, :a], state.archive_inserted + count.squeeze(1)
+
+
+def _bound_choice(hyper: dict[str, Tensor | float], b: int, dev: torch.device) -> Tensor:
+    """``hyper["bound"]`` as a ``[B]`` int64 tensor of indices into :data:`BOUND_HANDLINGS`."""
+    if "bound" not in hyper:
+        raise ValueError(f"hyper is missing 'bound' (got keys {sorted(hyper)})")
+    v = torch.as_tensor(hyper["bound"], device=dev)
+    if v.dtype.is_floating_point or v.dtype == torch.bool:
+        raise ValueError(f"hyper['bound'] must hold integers, got dtype {v.dtype}")
+    v = v.long().expand(b) if v.dim() == 0 else v.long()
+    if v.shape != (b,) or bool(((v < 0) | (v >= len(BOUND_HANDLINGS))).any()):
+        raise ValueError(
+            f"hyper['bound'] must be a [B={b}] tensor of indices in 0..{len(BOUND_HANDLINGS) - 1} "
+            f"into {BOUND_HANDLINGS}, got {v.tolist()}"
+        )
+    return v
+
+
+def _crowding_select(
+    x: Tensor, f: Tensor, trial: Tensor, ft: Tensor, alive: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Crowding selection (see the module docstring).
+
+    Returns the new population ``[B, P, D]``, its fitness ``[B, P]`` and the ``[B, P]`` mask of
+    replaced individuals (rows of ``x``).
+    """
+    b, p, _ = x.shape
+    dist = torch.cdist(trial, x)  # [B, P(trials), P(pop)]
+    dist = torch.where(alive[:, None, :], dist, math.inf)
+    nearest = dist.argmin(-1)  # [B, P]: the individual each trial competes with
+    key = torch.where(alive, _clean(ft), math.inf)  # dead trials never compete
+    inf = torch.full((b, p), math.inf, dtype=key.dtype, device=x.device)
+    best = inf.scatter_reduce(1, nearest, key, reduce="amin", include_self=True)  # [B, P(pop)]
+    rows = torch.arange(p, device=x.device).expand(b, -1)
+    is_best = key == best.gather(1, nearest)
+    cand = torch.where(is_best, rows, p)
+    winner = torch.full((b, p), p, dtype=torch.long, device=x.device)
+    winner = winner.scatter_reduce(1, nearest, cand, reduce="amin", include_self=True)  # [B, P]
+    has = winner < p
+    win_idx = torch.where(has, winner, 0)
+    challenger_f = torch.where(has, _clean(ft).gather(1, win_idx), math.inf)
+    replace_ = alive & has & (challenger_f <= _clean(f))
+    new_x = torch.where(replace_[..., None], _gather_rows(trial, win_idx), x)
+    new_f = torch.where(replace_, ft.gather(1, win_idx), f)
+    return new_x, new_f, replace_
 
 
 def _reduce(
@@ -404,20 +503,25 @@ def step(
     _check_problems(config, problems, rng)
     b, dev = problems.batch_size, problems.device
     act = torch.ones(b, dtype=torch.bool, device=dev) if active is None else active.to(dev)
-    names = required_hyperparameters(config.mutation)
+    names = required_hyperparameters(config.mutation, config.bound_handling)
     f1 = _hyper(hyper, "F1", b, dev)
     f2 = _hyper(hyper, "F2", b, dev) if "F2" in names else f1
     cr = _hyper(hyper, "Cr", b, dev)
+    choice = _bound_choice(hyper, b, dev) if "bound" in names else None
 
     x, alive = state.population, state.alive
     v = _mutate(config, state, f1, f2, rng, act)
     trial = _crossover(config, x, v, cr, rng, act)
-    trial = _bound(config, x, trial, rng, act)
+    trial = _bound(config, x, trial, rng, act, choice)
     ft = evaluate(problems, trial)  # [B, P]
 
-    win = alive & (_clean(ft) <= _clean(state.fitness))  # [B, P]
-    new_x = torch.where(win[..., None], trial, x)
-    new_f = torch.where(win, ft, state.fitness)
+    if config.selection == "crowding":
+        new_x, new_f, replaced = _crowding_select(x, state.fitness, trial, ft, alive)
+    else:
+        win = alive & (_clean(ft) <= _clean(state.fitness))  # [B, P]
+        new_x = torch.where(win[..., None], trial, x)
+        new_f = torch.where(win, ft, state.fitness)
+        replaced = win & (_clean(ft) < _clean(state.fitness))
     evaluations = state.evaluations + alive.sum(-1)
 
     tbx, tbf = _best_so_far(trial, ft, alive)
@@ -427,7 +531,6 @@ def step(
 
     archive, inserted = state.archive, state.archive_inserted
     if config.archive_size > 0:
-        replaced = win & (_clean(ft) < _clean(state.fitness))
         archive, inserted = _archive_insert(config, state, replaced)
     new_alive = alive
     if config.min_population_size is not None:

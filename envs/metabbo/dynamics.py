@@ -1,0 +1,337 @@
+"""Dynamics of ``MetaBBO-v0``, batched over instances: pure functions of (config, state, action, rng).
+
+One env step is one generation of the preset's optimizer (:mod:`.presets`) with the
+hyperparameters the action selects, on each instance's own BBOB problem. The state holds the
+problems, one :class:`~.optimizer.DEState` per sub-population and the episode bookkeeping
+(best-so-far error, stagnation, initial error for the reward).
+
+Reward: ``r_t = (e_{t-1} - e_t) / e_0`` with ``e_t = f*_t - f_opt`` the error of the best value
+found so far (``f*_t``) and ``e_0`` the initial population's best error; so the return
+telescopes to Q-Mamba's ``Perf = 1 - e_T / e_0`` and stays right when ``f_opt != 0``. Where
+``e_0`` is 0 or not finite the reward is 0.
+
+Episode end: ``terminated`` once ``e_t <= 1e-8`` (``target_error``); ``truncated`` after
+``max_generations`` generations. A finished instance is frozen until it is reset (its random
+stream does not advance, its reward is 0).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+import torch
+from torch import Tensor
+
+from gymforge.core.seeding import InstanceRNG
+from gymforge.envs.metabbo import optimizer
+from gymforge.envs.metabbo.bbob import BBOBInstances
+from gymforge.envs.metabbo.features import status_features
+from gymforge.envs.metabbo.optimizer import DEConfig, DEState
+from gymforge.envs.metabbo.presets import Preset, get_preset
+from gymforge.envs.metabbo.problems import (
+    ProblemSet,
+    build_instances,
+    draw_problems,
+    merge_instances,
+)
+
+__all__ = [
+    "MetaBBOConfig",
+    "MetaBBOState",
+    "initial_state",
+    "observe",
+    "reset_where",
+    "step",
+]
+
+
+@dataclass(frozen=True)
+class MetaBBOConfig:
+    """Static configuration of a ``MetaBBO-v0`` batch.
+
+    Attributes:
+        preset: the optimizer preset (see :mod:`.presets`).
+        problem_set: functions, dimension and instance mode (see :mod:`.problems`).
+        population_size: total population (split over the preset's sub-populations).
+        max_generations: generations per episode (``T``).
+        target_error: an episode terminates once the best error is at most this.
+    """
+
+    preset: Preset
+    problem_set: ProblemSet
+    population_size: int = 100
+    max_generations: int = 500
+    target_error: float = 1e-8
+
+    def __post_init__(self) -> None:
+        p = self.population_size
+        if isinstance(p, bool) or not isinstance(p, int):
+            raise ValueError(f"population_size must be an integer, got {p!r}")
+        lo = self.preset.min_population_size()
+        if not lo <= p <= 10_000:
+            raise ValueError(
+                f"population_size must be in {lo}..10000 for preset {self.preset.name!r}, got {p}"
+            )
+        t = self.max_generations
+        if isinstance(t, bool) or not isinstance(t, int) or t < 1:
+            raise ValueError(f"max_generations must be an integer >= 1, got {t!r}")
+        e = self.target_error
+        if isinstance(e, bool) or not isinstance(e, int | float) or not 0.0 <= e < math.inf:
+            raise ValueError(f"target_error must be a finite number >= 0, got {e!r}")
+
+    @cached_property
+    def de_configs(self) -> tuple[DEConfig, ...]:
+        """One optimizer configuration per sub-population."""
+        return self.preset.configs(self.problem_set.dimension, self.population_size)
+
+    @classmethod
+    def make(cls, preset: object, problem_set: ProblemSet, **kwargs: object) -> MetaBBOConfig:
+        """Build from a preset name."""
+        return cls(preset=get_preset(preset), problem_set=problem_set, **kwargs)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class MetaBBOState:
+    """State of ``B`` MetaBBO episodes."""
+
+    problems: BBOBInstances  # B instances, one dimension
+    subpops: tuple[DEState, ...]  # one DEState per sub-population, each [B, P_s, ...]
+    best_x: Tensor  # [B, D] float64, best point found this episode
+    best_f: Tensor  # [B] float64, its value (+inf if none finite yet)
+    init_error: Tensor  # [B] float64, e_0: best error of the initial population
+    init_max: Tensor  # [B] float64, worst finite initial value (+inf if none)
+    generation: Tensor  # [B] int64, generations done this episode
+    stagnation: Tensor  # [B] int64, generations since best_f last improved
+    improved: Tensor  # [B] bool, the last generation improved best_f
+    done: Tensor  # [B] bool, the episode has ended (frozen until reset)
+
+    @property
+    def error(self) -> Tensor:
+        """``[B]`` float64 best error ``f* - f_opt`` (clamped at 0)."""
+        return _error(self.best_f, self.problems.f_opt)
+
+    @property
+    def evaluations(self) -> Tensor:
+        """``[B]`` int64 objective evaluations used this episode."""
+        return torch.stack([s.evaluations for s in self.subpops]).sum(0)
+
+
+def _error(best_f: Tensor, f_opt: Tensor) -> Tensor:
+    err = best_f - f_opt
+    return torch.where(torch.isnan(err), math.inf, err).clamp(min=0.0)
+
+
+def _union(subpops: tuple[DEState, ...]) -> tuple[Tensor, Tensor, Tensor]:
+    """Concatenated population ``[B, P, D]``, fitness and alive mask of all sub-populations."""
+    if len(subpops) == 1:
+        s = subpops[0]
+        return s.population, s.fitness, s.alive
+    return (
+        torch.cat([s.population for s in subpops], dim=1),
+        torch.cat([s.fitness for s in subpops], dim=1),
+        torch.cat([s.alive for s in subpops], dim=1),
+    )
+
+
+def _best(subpops: tuple[DEState, ...]) -> tuple[Tensor, Tensor]:
+    """Best-so-far point and value over the sub-populations (first on ties)."""
+    fs = torch.stack([s.best_f for s in subpops], dim=1)  # [B, S]
+    idx = fs.argmin(1)
+    xs = torch.stack([s.best_x for s in subpops], dim=1)  # [B, S, D]
+    bx = xs.gather(1, idx[:, None, None].expand(-1, 1, xs.shape[2])).squeeze(1)
+    return bx, fs.gather(1, idx[:, None]).squeeze(1)
+
+
+def _fresh(
+    config: MetaBBOConfig, problems: BBOBInstances, rng: InstanceRNG, where: Tensor
+) -> MetaBBOState:
+    """New episodes on ``problems`` (streams advance only where ``where``)."""
+    subpops = tuple(
+        optimizer.initial_state(c, problems, rng, where=where) for c in config.de_configs
+    )
+    best_x, best_f = _best(subpops)
+    _, f, _ = _union(subpops)
+    finite = torch.isfinite(f)
+    init_max = torch.where(finite, f, -math.inf).amax(-1)
+    init_max = torch.where(finite.any(-1), init_max, math.inf)
+    b = problems.batch_size
+    zeros = torch.zeros(b, dtype=torch.int64, device=problems.device)
+    false = torch.zeros(b, dtype=torch.bool, device=problems.device)
+    return MetaBBOState(
+        problems=problems,
+        subpops=subpops,
+        best_x=best_x,
+        best_f=best_f,
+        init_error=_error(best_f, problems.f_opt),
+        init_max=init_max,
+        generation=zeros,
+        stagnation=zeros.clone(),
+        improved=false,
+        done=false.clone(),
+    )
+
+
+def initial_state(
+    config: MetaBBOConfig,
+    rng: InstanceRNG,
+    device: torch.device | str = "cpu",
+    problems: tuple[list[int], list[int]] | None = None,
+) -> MetaBBOState:
+    """Fresh episodes for every instance: each draws its problem from its own stream (or takes
+    ``problems = (function_ids, instance_ids)``), then its initial population."""
+    everyone = torch.ones(rng.seed.shape[0], dtype=torch.bool, device=rng.seed.device)
+    if problems is None:
+        fid, iid = draw_problems(config.problem_set, rng, everyone)
+        problems = (fid.tolist(), iid.tolist())
+    inst = build_instances(config.problem_set, problems[0], problems[1], device)
+    return _fresh(config, inst, rng, everyone)
+
+
+def reset_where(
+    config: MetaBBOConfig, state: MetaBBOState, mask: Tensor, rng: InstanceRNG
+) -> MetaBBOState:
+    """Replace the instances selected by ``mask`` ``[B]`` with fresh episodes on new problems."""
+    if bool(mask.all()):
+        return initial_state(config, rng, state.problems.device)
+    fid, iid = draw_problems(config.problem_set, rng, mask)
+    idx = torch.nonzero(mask).squeeze(1)
+    new = build_instances(
+        config.problem_set, fid[idx].tolist(), iid[idx].tolist(), state.problems.device
+    )
+    problems = merge_instances(state.problems, new, idx)
+    fresh = _fresh(config, problems, rng, mask)
+    return _where(mask, fresh, state, problems)
+
+
+def _where(
+    mask: Tensor, new: MetaBBOState, old: MetaBBOState, problems: BBOBInstances
+) -> MetaBBOState:
+    """Per instance, ``new`` where ``mask`` else ``old`` (problems given)."""
+
+    def pick(a: Tensor, o: Tensor) -> Tensor:
+        return torch.where(mask.view(-1, *([1] * (a.dim() - 1))), a, o)
+
+    subpops = tuple(
+        DEState(**{n: pick(getattr(a, n), getattr(o, n)) for n in DEState.__dataclass_fields__})
+        for a, o in zip(new.subpops, old.subpops, strict=True)
+    )
+    fields_ = {
+        n: pick(getattr(new, n), getattr(old, n))
+        for n in MetaBBOState.__dataclass_fields__
+        if n not in ("problems", "subpops")
+    }
+    return MetaBBOState(problems=problems, subpops=subpops, **fields_)
+
+
+def _migrate(
+    subpops: tuple[DEState, ...], prob: Tensor, rng: InstanceRNG, active: Tensor
+) -> tuple[DEState, ...]:
+    """Ring migration: with probability ``prob`` ``[B]``, each sub-population's worst alive
+    individual is replaced by the best individual of the previous sub-population."""
+    go = (rng.uniform(1, where=active)[:, 0].to(torch.float64) < prob) & active  # [B]
+    bests = []
+    for s in subpops:
+        key = torch.where(s.alive, optimizer._clean(s.fitness), math.inf)
+        i = key.argmin(-1)
+        bests.append(
+            (
+                s.population.gather(1, i[:, None, None].expand(-1, 1, s.population.shape[2])),
+                s.fitness.gather(1, i[:, None]),
+            )
+        )
+    out = []
+    for k, s in enumerate(subpops):
+        bx, bf = bests[k - 1]
+        key = torch.where(s.alive, optimizer._clean(s.fitness), -math.inf)
+        # worst alive row: largest cleaned fitness, last index on ties is irrelevant (any)
+        worst = key.argmax(-1)  # [B]
+        rows = torch.arange(s.population.shape[1], device=worst.device)[None, :]
+        hit = (rows == worst[:, None]) & go[:, None]  # [B, P_s]
+        out.append(
+            replace(
+                s,
+                population=torch.where(hit[..., None], bx, s.population),
+                fitness=torch.where(hit, bf, s.fitness),
+            )
+        )
+    return tuple(out)
+
+
+def step(
+    config: MetaBBOConfig, state: MetaBBOState, action: Tensor, rng: InstanceRNG
+) -> tuple[MetaBBOState, Tensor, Tensor, Tensor]:
+    """One generation with the hyperparameters of ``action`` (``[B, K]`` integer bins).
+
+    Returns the new state, reward ``[B]`` float32, terminated ``[B]`` and truncated ``[B]`` bool.
+    Finished instances (``state.done``) are frozen and get reward 0.
+    """
+    active = ~state.done
+    hyper, migration = config.preset.decode(action)
+    # active=None (everyone) skips the optimizer's per-field freeze of finished instances.
+    opt_active = None if not bool(state.done.any()) else active
+    subpops = tuple(
+        optimizer.step(c, state.problems, s, h, rng, opt_active)
+        for c, s, h in zip(config.de_configs, state.subpops, hyper, strict=True)
+    )
+    if len(subpops) > 1:
+        subpops = _migrate(subpops, migration, rng, active)
+    sub_x, sub_f = _best(subpops)
+    better = (sub_f < state.best_f) & active
+    best_x = torch.where(better[:, None], sub_x, state.best_x)
+    best_f = torch.where(better, sub_f, state.best_f)
+    generation = state.generation + active.long()
+    stagnation = torch.where(better, 0, state.stagnation + active.long())
+    f_opt = state.problems.f_opt
+    prev_err, err = _error(state.best_f, f_opt), _error(best_f, f_opt)
+    e0 = state.init_error
+    usable = active & torch.isfinite(e0) & (e0 > 0) & torch.isfinite(err)
+    usable = usable & torch.isfinite(prev_err)
+    reward = torch.where(usable, (prev_err - err) / torch.where(usable, e0, 1.0), 0.0)
+    terminated = active & (err <= config.target_error)
+    truncated = active & ~terminated & (generation >= config.max_generations)
+    new = MetaBBOState(
+        problems=state.problems,
+        subpops=subpops,
+        best_x=best_x,
+        best_f=best_f,
+        init_error=state.init_error,
+        init_max=state.init_max,
+        generation=generation,
+        stagnation=stagnation,
+        improved=torch.where(active, better, state.improved),
+        done=state.done | terminated | truncated,
+    )
+    return new, reward.to(torch.float32), terminated, truncated
+
+
+def observe(config: MetaBBOConfig, state: MetaBBOState) -> Tensor:
+    """The ``[B, 9]`` float32 observation (see :mod:`.features`)."""
+    x, f, alive = _union(state.subpops)
+    pset = config.de_configs[0]
+    return status_features(
+        x,
+        f,
+        alive,
+        state.best_x,
+        state.best_f,
+        state.init_max,
+        state.generation,
+        state.stagnation,
+        state.improved,
+        config.max_generations,
+        pset.upper - pset.lower,
+    )
+
+
+def info(state: MetaBBOState) -> dict[str, Tensor]:
+    """Per-instance episode information (every tensor ``[B]``)."""
+    return {
+        "best_error": state.error,
+        "initial_error": state.init_error,
+        "evaluations": state.evaluations,
+        "generation": state.generation,
+        "function_id": state.problems.function_id,
+        "instance_id": state.problems.instance_id,
+    }

@@ -1,0 +1,125 @@
+"""The 9 optimization-status features of Q-Mamba (``cal_symbol_feature``), batched and masked.
+
+Notation for one instance: the alive population ``x_1..x_n`` with costs ``c_1..c_n``; ``g`` the
+best cost found so far (gbest) and ``x_g`` its point; ``c*`` the best cost of the current
+population (cbest) and ``x_c`` its point; ``c_max`` the worst *finite* cost of the initial
+population; ``diag = (hi - lo) sqrt(D)`` the diagonal of the search box; ``T`` the generation
+budget, ``t`` generations done, ``s`` generations since gbest last improved.
+
+=====  ======================================  =====================================================
+Index  Name                                    Formula (then clipped to [0, 1])
+=====  ======================================  =====================================================
+0      mean cost gap to gbest                  mean_i (c_i - g) / (c_max - g + 1e-8)
+1      mean pairwise distance                  mean_{i,j} ||x_i - x_j|| / diag (over all n^2 pairs)
+2      cost spread                             std_i(c_i) / ((c_max - g) / 2 + 1e-8)
+3      remaining budget                        (T - t) / T
+4      stagnation                              s / T
+5      mean distance to cbest                  mean_i ||x_i - x_c|| / diag
+6      mean cost gap to cbest                  mean_i (c_i - c*) / (c_max - g + 1e-8)
+7      mean distance to gbest                  mean_i ||x_i - x_g|| / diag
+8      improved                                1 if the last generation improved gbest, else 0
+=====  ======================================  =====================================================
+
+Feature 2's denominator is the standard deviation of a population split half at ``c_max``, half
+at ``g`` (Q-Mamba's normaliser). The features are ratios of cost differences, so they do not
+depend on ``f_opt``.
+
+Non-finite costs: a cost that is NaN or infinite counts as ``c_max`` here, and ``c_max`` is taken
+over the finite initial costs only; while no finite cost exists at all (or gbest is not finite)
+the cost features 0, 2 and 6 are 0. Every feature is clipped to ``[0, 1]`` and NaN-free, so a
+non-finite objective never reaches an agent. Distances are computed exactly (no matrix-product
+shortcut), so an instance's features do not depend on the rest of the batch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+__all__ = ["FEATURE_NAMES", "NUM_FEATURES", "status_features"]
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "mean cost gap to gbest",
+    "mean pairwise distance",
+    "cost spread",
+    "remaining budget",
+    "stagnation",
+    "mean distance to cbest",
+    "mean cost gap to cbest",
+    "mean distance to gbest",
+    "improved",
+)
+NUM_FEATURES = len(FEATURE_NAMES)
+_EPS = 1e-8
+_EXACT = "donot_use_mm_for_euclid_dist"
+
+
+def _masked_mean(v: Tensor, mask: Tensor, n: Tensor) -> Tensor:
+    return torch.where(mask, v, 0.0).sum(-1) / n
+
+
+def status_features(
+    x: Tensor,
+    cost: Tensor,
+    alive: Tensor,
+    best_x: Tensor,
+    best_f: Tensor,
+    init_max: Tensor,
+    generation: Tensor,
+    stagnation: Tensor,
+    improved: Tensor,
+    max_generations: int,
+    box_width: float,
+) -> Tensor:
+    """The ``[B, 9]`` float32 features.
+
+    Args:
+        x: ``[B, P, D]`` population (rows with ``alive`` False are ignored).
+        cost: ``[B, P]`` costs (may hold NaN and infinities).
+        alive: ``[B, P]`` bool, at least one True per row.
+        best_x, best_f: ``[B, D]`` and ``[B]`` best point and cost found so far.
+        init_max: ``[B]`` worst finite initial cost (``+inf`` if none was finite).
+        generation, stagnation: ``[B]`` int generations done / since the last improvement.
+        improved: ``[B]`` bool, the last generation improved gbest.
+        max_generations: ``T``.
+        box_width: ``hi - lo`` of the search box.
+    """
+    x = x.to(torch.float64)
+    d = x.shape[-1]
+    diag = box_width * math.sqrt(d)
+    n = alive.sum(-1).to(torch.float64)  # [B]
+    finite_max = torch.isfinite(init_max)
+    c_max = torch.where(finite_max, init_max, 0.0)
+    c = torch.where(torch.isfinite(cost), cost, c_max[:, None])  # [B, P]
+    g = best_f
+    ok = finite_max & torch.isfinite(g)
+    g0 = torch.where(ok, g, 0.0)
+    c = torch.where(ok[:, None], c, 0.0)
+    span = (c_max - g0).clamp(min=0.0)
+    gap_den = span + _EPS
+
+    cbest_key = torch.where(alive, c, math.inf)
+    cbest_idx = cbest_key.argmin(-1)  # [B]
+    cbest = c.gather(1, cbest_idx[:, None]).squeeze(1)
+    x_c = x.gather(1, cbest_idx[:, None, None].expand(-1, 1, d))  # [B, 1, D]
+
+    f0 = _masked_mean(c - g0[:, None], alive, n) / gap_den
+    pair = torch.cdist(x, x, compute_mode=_EXACT)  # [B, P, P]
+    pair_mask = alive[:, :, None] & alive[:, None, :]
+    f1 = torch.where(pair_mask, pair, 0.0).sum((-1, -2)) / (n * n) / diag
+    mean_c = _masked_mean(c, alive, n)
+    var = _masked_mean((c - mean_c[:, None]) ** 2, alive, n)
+    f2 = var.sqrt() / (span / 2.0 + _EPS)
+    f3 = (max_generations - generation).to(torch.float64) / max_generations
+    f4 = stagnation.to(torch.float64) / max_generations
+    f5 = _masked_mean(torch.cdist(x, x_c, compute_mode=_EXACT).squeeze(-1), alive, n) / diag
+    f6 = _masked_mean(c - cbest[:, None], alive, n) / gap_den
+    bx = best_x.to(torch.float64)[:, None, :]
+    bx = torch.where(torch.isfinite(bx), bx, 0.0)
+    f7 = _masked_mean(torch.cdist(x, bx, compute_mode=_EXACT).squeeze(-1), alive, n) / diag
+    f8 = improved.to(torch.float64)
+    cost_ok = ok.to(torch.float64)
+    out = torch.stack([f0 * cost_ok, f1, f2 * cost_ok, f3, f4, f5, f6 * cost_ok, f7, f8], dim=-1)
+    return torch.nan_to_num(out, nan=0.0).clamp(0.0, 1.0).to(torch.float32)

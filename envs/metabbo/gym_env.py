@@ -1,0 +1,180 @@
+"""Gymnasium adapters of ``MetaBBO-v0``: the batched ``MetaBBOVecEnv`` and the scalar ``MetaBBOEnv``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from gymforge.core.scalar_env import TorchScalarEnv
+from gymforge.core.vector_env import StepOutput, TorchVectorEnv
+from gymforge.envs.metabbo import dynamics
+from gymforge.envs.metabbo.dynamics import MetaBBOConfig
+from gymforge.envs.metabbo.features import NUM_FEATURES
+from gymforge.envs.metabbo.presets import BINS, get_preset
+from gymforge.envs.metabbo.problems import ProblemSet, split_functions
+
+_DOC = """MetaBBO: configure a differential evolution optimizer, generation by generation.
+
+    ## Description
+    Dynamic algorithm configuration after Q-Mamba (ICML 2025) and MetaBox: each step the agent
+    sets the controlled hyperparameters of a modular differential evolution (DE) for one
+    generation, on a BBOB problem drawn from a train/test split. The optimizer, the 24 BBOB
+    functions and the features are batched torch code, so ``gym.make_vec`` runs thousands of
+    instances at once, on CPU or GPU (GPU results may differ from CPU in the last bits).
+
+    Presets (``preset=``): ``alg0`` (Q-Mamba's Alg0, K = 3: DE/current-to-rand/1, exponential
+    crossover, crowding selection, controlling F1, F2, Cr), ``alg1`` (K = 10: three DE
+    sub-populations and their migration probability) and ``alg2`` (K = 16: four DE
+    sub-populations, each with F1, F2, Cr and its bound handling); see
+    ``gymforge.envs.metabbo.presets`` for the modules and value grids.
+
+    ## Action Space
+    ``MultiDiscrete([16] * K)``: one bin per controlled hyperparameter, in the preset's order. A
+    continuous hyperparameter in ``[lo, hi]`` takes ``lo + bin / 15 (hi - lo)`` (all ranges are
+    ``[0, 1]``); a choice among ``n`` options takes option ``floor(bin n / 16)``.
+
+    ## Observation Space
+    ``Box(0, 1, (9,), float32)``, Q-Mamba's optimization-status features (``c`` population
+    costs, ``g`` best cost so far, ``c*`` current best, ``c_max`` worst initial cost, ``diag``
+    the box diagonal):
+
+    | Index | Name | Formula | Min | Max |
+    |---|---|---|---|---|
+    | 0 | mean cost gap to gbest | mean (c − g) / (c_max − g) | 0 | 1 |
+    | 1 | mean pairwise distance | mean ‖x_i − x_j‖ / diag | 0 | 1 |
+    | 2 | cost spread | std(c) / ((c_max − g) / 2) | 0 | 1 |
+    | 3 | remaining budget | (T − t) / T | 0 | 1 |
+    | 4 | stagnation | generations since g improved / T | 0 | 1 |
+    | 5 | mean distance to cbest | mean ‖x_i − x_c*‖ / diag | 0 | 1 |
+    | 6 | mean cost gap to cbest | mean (c − c*) / (c_max − g) | 0 | 1 |
+    | 7 | mean distance to gbest | mean ‖x_i − x_g‖ / diag | 0 | 1 |
+    | 8 | improved | 1 if the last generation improved g | 0 | 1 |
+
+    Non-finite objective values count as ``c_max``; every feature is clipped to ``[0, 1]``.
+
+    ## Rewards
+    ``r_t = (e_{t−1} − e_t) / e_0`` with ``e_t = f*_t − f_opt`` the error of the best value found
+    so far, using the problem's known optimum (right also when ``f_opt ≠ 0``). The return is
+    Q-Mamba's ``Perf = 1 − e_T / e_0``.
+
+    ## Starting State
+    Each instance draws, from its own seed, a function of the split's subset, an instance
+    (MetaBox-style random or a COCO instance id) and a uniform initial population in
+    ``[−5, 5]^D``. ``reset(options={"function_ids": [...], "instance_ids": [...]})`` pins the
+    problems of that reset (one per instance).
+
+    ## Episode End
+    Terminated when the best error reaches ``1e-8``; truncated after ``max_generations``
+    generations (500). ``info`` holds ``best_error``, ``initial_error``, ``evaluations``,
+    ``generation``, ``function_id`` and ``instance_id``.
+
+    ## Arguments
+    ``preset`` ("alg0" | "alg1" | "alg2"), ``split`` ("easy" | "difficult" | "all" | a list of
+    function ids), ``subset`` ("train" | "test"), ``dimension`` (10; 2..100, 2..40 for COCO
+    instances), ``population_size`` (100), ``max_generations`` (500), ``instance_mode``
+    ("random" | "coco"), ``coco_instances`` (15: COCO ids drawn from 1..15),
+    ``target_error`` (1e-8).
+
+    ## Version History
+    - v0: initial version.
+    """
+
+
+class MetaBBOVecEnv(TorchVectorEnv):
+    __doc__ = _DOC
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        device: torch.device | str = "cpu",
+        autoreset: bool = True,
+        preset: str = "alg0",
+        split: str | Sequence[int] = "easy",
+        subset: str = "train",
+        dimension: int = 10,
+        population_size: int = 100,
+        max_generations: int = 500,
+        instance_mode: str = "random",
+        coco_instances: int = 15,
+        target_error: float = 1e-8,
+    ) -> None:
+        problem_set = ProblemSet(
+            function_ids=split_functions(split, subset),
+            dimension=dimension,
+            instance_mode=instance_mode,
+            coco_instances=coco_instances,
+        )
+        self.config = MetaBBOConfig(
+            preset=get_preset(preset),
+            problem_set=problem_set,
+            population_size=population_size,
+            max_generations=max_generations,
+            target_error=target_error,
+        )
+        k = self.config.preset.num_controlled
+        observation_space = spaces.Box(0.0, 1.0, (NUM_FEATURES,), np.float32)
+        action_space = spaces.MultiDiscrete(np.full(k, BINS, dtype=np.int64))
+        super().__init__(num_envs, observation_space, action_space, device, autoreset)
+        self._pinned: tuple[list[int], list[int]] | None = None
+        self.state = dynamics.initial_state(self.config, self.rng, self.device)
+
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
+        """Reset every instance; ``options`` may pin ``function_ids`` and ``instance_ids``."""
+        self._pinned = self._parse_options(options)
+        try:
+            obs, info = super().reset(seed=seed, options=options)
+        finally:
+            self._pinned = None
+        return obs, info
+
+    def _parse_options(self, options: dict[str, Any] | None) -> tuple[list[int], list[int]] | None:
+        if isinstance(options, list | tuple) and not any(options):
+            return None  # SB3's VecEnv passes one (empty) dict per instance
+        if not options:
+            return None
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict or None, got {options!r}")
+        unknown = sorted(set(options) - {"function_ids", "instance_ids"})
+        if unknown or set(options) != {"function_ids", "instance_ids"}:
+            raise ValueError(
+                "options must hold exactly the keys 'function_ids' and 'instance_ids', "
+                f"got {sorted(options)}"
+            )
+        fids = [int(v) for v in np.asarray(options["function_ids"]).reshape(-1)]
+        iids = [int(v) for v in np.asarray(options["instance_ids"]).reshape(-1)]
+        if len(fids) != self.num_envs or len(iids) != self.num_envs:
+            raise ValueError(
+                f"options['function_ids'] and options['instance_ids'] must have num_envs="
+                f"{self.num_envs} entries, got {len(fids)} and {len(iids)}"
+            )
+        # Build once here so that bad ids raise before any state changes.
+        from gymforge.envs.metabbo.problems import build_instances
+
+        build_instances(self.config.problem_set, fids, iids, "cpu")
+        return fids, iids
+
+    def _reset_instances(self, mask: torch.Tensor) -> None:
+        if self._pinned is not None and bool(mask.all()):
+            self.state = dynamics.initial_state(self.config, self.rng, self.device, self._pinned)
+        else:
+            self.state = dynamics.reset_where(self.config, self.state, mask, self.rng)
+
+    def _step_instances(self, action: torch.Tensor) -> StepOutput:
+        self.state, reward, terminated, truncated = dynamics.step(
+            self.config, self.state, action, self.rng
+        )
+        return StepOutput(reward, terminated, truncated, dynamics.info(self.state))
+
+    def _observe(self) -> torch.Tensor:
+        return dynamics.observe(self.config, self.state)
+
+
+class MetaBBOEnv(TorchScalarEnv):
+    __doc__ = _DOC
+    vector_env_cls = MetaBBOVecEnv

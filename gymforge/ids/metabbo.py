@@ -1,0 +1,46 @@
+"""MetaBBO ids: ``MetaBBO-v0`` (Q-Mamba's Alg0 preset) and one id per larger optimizer preset."""
+
+from __future__ import annotations
+
+from gymforge.spec import Capabilities, EnvSpec
+
+ORDER = 10
+
+_ENV = "gymforge.envs.metabbo.gym_env:MetaBBOEnv"
+_VEC_ENV = "gymforge.envs.metabbo.gym_env:MetaBBOVecEnv"
+_CAPS = Capabilities(batched=True, devices=("cpu", "cuda"), offline_dataset=True)
+_COLLECTOR = "gymforge.envs.metabbo.dataset:collect_cli"
+_AGENTS: dict[str, str] = {}
+
+
+def _spec(id_: str, preset: str, summary: str) -> EnvSpec:
+    return EnvSpec(
+        id=id_,
+        family="metabbo",
+        summary=summary,
+        entry_point=_ENV,
+        vector_entry_point=_VEC_ENV,
+        kwargs={"preset": preset},
+        capabilities=_CAPS,
+        agents=_AGENTS,
+        dataset_collector=_COLLECTOR,
+    )
+
+
+SPECS: tuple[EnvSpec, ...] = (
+    _spec(
+        "MetaBBO-v0",
+        "alg0",
+        "configure DE (Q-Mamba Alg0: F1, F2, Cr) each generation on BBOB problems",
+    ),
+    _spec(
+        "MetaBBO-Alg1-v0",
+        "alg1",
+        "configure three DE sub-populations and their migration (K=10) on BBOB problems",
+    ),
+    _spec(
+        "MetaBBO-Alg2-v0",
+        "alg2",
+        "configure four DE sub-populations incl. bound handling (K=16) on BBOB problems",
+    ),
+)
