@@ -40,6 +40,9 @@ class LoggedDataset:
     def n(self) -> int:
         return int(self.metadata["n"])
 
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.arrays[name]
+
     def arm_statistics(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-base-arm observation counts ``N_i`` and outcome sums."""
         return self.problem.arm_statistics(self.arrays)

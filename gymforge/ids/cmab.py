@@ -19,7 +19,7 @@ SPECS: tuple[EnvSpec, ...] = tuple(
         entry_point=f"{_ENV}:{cls}Env",
         vector_entry_point=f"{_ENV}:{cls}VecEnv",
         capabilities=_CAPABILITIES,
-        agents={"cucb": _ONLINE_CUCB},
+        agents={} if name == "InfluenceMax" else {"cucb": _ONLINE_CUCB},
         dataset_collector=_COLLECT,
     )
     for name, cls, summary in (
