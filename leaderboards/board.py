@@ -8,7 +8,8 @@ from typing import Any
 
 from gymforge.leaderboards.files import read_json
 from gymforge.leaderboards.protocol import Protocol, all_protocols
-from gymforge.leaderboards.submission import list_submissions
+from gymforge.leaderboards.results import check_results
+from gymforge.leaderboards.submission import check_submission_record, list_submissions
 
 
 @dataclass(frozen=True)
@@ -37,16 +38,19 @@ class Board:
 
 
 def load_board(root: Path, protocol: Protocol) -> Board:
-    """The rows of ``protocol``'s board, best first (ties by id)."""
+    """The rows of ``protocol``'s board, best first (ties by id).
+
+    Each submission's record and results are schema-checked; a malformed one raises
+    ``ValueError`` (render refuses to publish it; verify reports it).
+    """
     rows = []
     for folder in list_submissions(root, protocol.task):
-        rows.append(
-            Row(
-                id=folder.name,
-                submission=read_json(folder / "submission.json", f"{folder}/submission.json"),
-                results=read_json(folder / "results.json", f"{folder}/results.json"),
-            )
-        )
+        name = f"{protocol.task}/{folder.name}"
+        submission = read_json(folder / "submission.json", f"{name}/submission.json")
+        check_submission_record(submission, f"{name}/submission.json", protocol.task, folder.name)
+        results = read_json(folder / "results.json", f"{name}/results.json")
+        check_results(results, protocol, f"{name}/results.json")
+        rows.append(Row(id=folder.name, submission=submission, results=results))
     sign = -1.0 if protocol.higher_is_better else 1.0
     rows.sort(key=lambda r: (sign * r.mean, r.id))
     return Board(protocol=protocol, rows=rows)

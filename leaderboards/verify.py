@@ -22,43 +22,19 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gymforge.leaderboards.agent_spec import AgentRecord
-from gymforge.leaderboards.evaluator import (
-    RESULTS_SCHEMA,
-    episodes_digest,
-    run_episodes,
-    summarise,
-)
-from gymforge.leaderboards.files import (
-    canonical_json,
-    is_temporary,
-    read_json,
-    sha256_bytes,
-    sha256_file,
-)
+from gymforge.leaderboards.evaluator import run_episodes
+from gymforge.leaderboards.files import is_temporary, read_json, sha256_bytes, sha256_file
 from gymforge.leaderboards.protocol import Protocol, ProtocolError, list_tasks, load_protocol
 from gymforge.leaderboards.render import generated_paths, render_all
+from gymforge.leaderboards.results import check_results
 from gymforge.leaderboards.stats import close
 from gymforge.leaderboards.submission import (
     check_submission_record,
     list_submissions,
     submissions_dir,
 )
-
-_RESULTS_KEYS = {
-    "schema",
-    "task",
-    "protocol",
-    "env",
-    "agent",
-    "metric",
-    "episodes",
-    "episodes_sha256",
-    "aggregate",
-    "provenance",
-}
 
 
 @dataclass
@@ -72,44 +48,6 @@ class Report:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def check_results(results: Any, protocol: Protocol, where: str) -> None:
-    """Schema and internal consistency of a results document; raises ``ValueError``."""
-    if not isinstance(results, dict):
-        raise ValueError(f"{where}: must be a JSON object")
-    missing = sorted(_RESULTS_KEYS - set(results))
-    unknown = sorted(set(results) - _RESULTS_KEYS)
-    if missing:
-        raise ValueError(f"{where}: field {missing[0]!r} is missing")
-    if unknown:
-        raise ValueError(f"{where}: field {unknown[0]!r} is unknown")
-    if results["schema"] != RESULTS_SCHEMA:
-        raise ValueError(f"{where}: schema must be {RESULTS_SCHEMA!r}")
-    if results["task"] != protocol.task:
-        raise ValueError(f"{where}: task {results['task']!r} is not {protocol.task!r}")
-    if results["protocol"] != {"version": protocol.version, "sha256": protocol.sha256}:
-        raise ValueError(
-            f"{where}: evaluated under protocol {results['protocol']}, but {protocol.path} is now "
-            f"version {protocol.version} with sha256 {protocol.sha256} (the protocol changed)"
-        )
-    if results["metric"] != protocol.metric:
-        raise ValueError(f"{where}: metric {results['metric']!r} is not {protocol.metric!r}")
-    episodes = results["episodes"]
-    if not isinstance(episodes, list) or not all(isinstance(e, dict) for e in episodes):
-        raise ValueError(f"{where}: episodes must be a list of objects")
-    if [e.get("index") for e in episodes] != list(range(len(protocol.seeds))) or [
-        e.get("seed") for e in episodes
-    ] != protocol.seeds:
-        raise ValueError(f"{where}: episodes are not the protocol's seeds, in order")
-    for e in episodes:
-        for key in ("metric", "return"):
-            if isinstance(e.get(key), bool) or not isinstance(e.get(key), int | float):
-                raise ValueError(f"{where}: episode {e['index']} has no numeric {key!r}")
-    if results["episodes_sha256"] != episodes_digest(episodes):
-        raise ValueError(f"{where}: episodes do not match episodes_sha256 (edited episodes)")
-    if canonical_json(results["aggregate"]) != canonical_json(summarise(protocol, episodes)):
-        raise ValueError(f"{where}: aggregate differs from the one recomputed from its episodes")
 
 
 def sample_indices(protocol: Protocol, submission_id: str, count: int, seed: int) -> list[int]:

@@ -1,0 +1,71 @@
+"""Seed every board with its real reference rows: the random agent and the registry's agents.
+
+``python -m gymforge.leaderboards.reference_rows [--root DIR] [TASK ...]`` submits, for each task
+with a protocol (or the ones named), the random agent and every reference agent that the
+registry lists for the protocol's env id, through the same code path as ``gymforge submit``,
+skipping rows already on the board; then it re-renders. Nothing here lists tasks or agents by
+hand: a new family's board gets its rows from its protocol file and its registry row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from collections.abc import Sequence
+from pathlib import Path
+
+from gymforge.leaderboards import DEFAULT_ROOT
+from gymforge.leaderboards.agent_spec import load_factory
+from gymforge.leaderboards.protocol import list_tasks, load_protocol, resolve_task
+from gymforge.leaderboards.render import write_all
+from gymforge.leaderboards.submission import list_submissions, slugify, submit
+from gymforge.registry import get_spec
+
+
+def reference_meta(task: str, name: str, entry_point: str) -> dict:
+    """Submission metadata of a registry agent (its docstring's first line is the method)."""
+    doc = inspect.getdoc(load_factory(entry_point)) or entry_point
+    label = "Random (uniform actions)" if name == "random" else f"Reference: {name}"
+    return {
+        "name": label,
+        "authors": ["gymforge maintainers"],
+        "method": doc.splitlines()[0],
+        "description": f"registry agent {name!r} of the env id ({entry_point}); no training",
+        "code_url": None,
+        "training_env_steps": 0,
+        "command": f"gymforge submit --protocol {task} --agent {name} --meta submission.json",
+    }
+
+
+def seed_board(root: Path, task: str) -> list[Path]:
+    """Submit the missing reference rows of ``task``; returns the new submission folders."""
+    protocol = load_protocol(root, task)
+    agents = get_spec(protocol.env_id).agents
+    present = {folder.name.split("-", 1)[1] for folder in list_submissions(root, task)}
+    added = []
+    for name, entry_point in agents.items():
+        meta = reference_meta(task, name, entry_point)
+        if slugify(meta["name"]) in present:
+            continue
+        added.append(submit(root, task, name, meta, progress=True))
+    return added
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tasks", nargs="*", help="tasks (default: every task with a protocol)")
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    tasks = [resolve_task(args.root, t) for t in args.tasks] or list_tasks(args.root)
+    for task in tasks:
+        for folder in seed_board(args.root, task):
+            print(f"added {folder.relative_to(args.root)}")
+    write_all(args.root)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,247 @@
+"""Submit, render and verify: a clean board verifies, and every kind of tampering is rejected."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from leaderboard_helpers import TASK, meta, small_root, tree
+
+from gymforge.cli import main
+from gymforge.leaderboards.files import write_json_atomic
+from gymforge.leaderboards.render import render_all, write_all
+from gymforge.leaderboards.submission import STAGING_DIR, list_submissions, submit
+from gymforge.leaderboards.verify import verify
+
+HERE = Path(__file__).resolve().parent
+
+
+class _Wait(torch.nn.Module):
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return torch.full((obs.shape[0], 1), 18, dtype=torch.int64)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """A board with three rows: random (by name), the optimal entry point, a TorchScript file."""
+    root = small_root(tmp_path_factory.mktemp("pristine"))
+    submit(root, TASK, "random", meta("Random"), submission_id="20260101-random")
+    submit(
+        root,
+        TASK,
+        "gymforge.agents.lineflow:OptimalWaitingTimeAgent",
+        meta("Optimal controller", method="closed form", training_env_steps=0),
+        submission_id="20260101-optimal",
+    )
+    script = tmp_path_factory.mktemp("artifacts") / "wait18.pt"
+    torch.jit.script(_Wait()).save(str(script))
+    submit(root, TASK, str(script), meta("Fixed wait 18"), submission_id="20260102-wait18")
+    write_all(root)
+    return root
+
+
+@pytest.fixture
+def board(pristine, tmp_path):
+    """A fresh copy of the pristine board to tamper with."""
+    root = tmp_path / "board"
+    shutil.copytree(pristine, root)
+    return root
+
+
+def _problems(root: Path, **kwargs) -> str:
+    report = verify(root, **kwargs)
+    assert not report.ok, "verify accepted a tampered board"
+    return "\n".join(report.problems)
+
+
+def test_leaderboards__submitted_board_verifies(pristine):
+    report = verify(pristine)
+    assert report.ok, report.problems
+    assert len(report.checked) == 3 and report.episodes_rerun == 3
+    folder = pristine / TASK / "submissions" / "20260102-wait18"
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == [
+        "policy/wait18.pt",
+        "results.json",
+        "submission.json",
+    ]
+    # ranked best first; the optimal controller beats the fixed waiting time and random
+    csv_lines = (pristine / TASK / "leaderboard.csv").read_text().splitlines()
+    assert [line.split(",")[1] for line in csv_lines[1:]] == [
+        "20260101-optimal",
+        "20260102-wait18",
+        "20260101-random",
+    ]
+    markdown = (pristine / TASK / "LEADERBOARD.md").read_text()
+    assert "Self-evaluated, CI-verified" in markdown and "Optimal controller" in markdown
+    assert (pristine / "site" / "index.html").is_file()
+    assert (pristine / "site" / "plots" / "lineflow-ShortWaitingTime.svg").is_file()
+
+
+def test_leaderboards__render_is_reproducible(pristine):
+    assert render_all(pristine) == render_all(pristine)
+
+
+def test_leaderboards__edited_results_are_rejected(board):
+    path = board / TASK / "submissions" / "20260101-random" / "results.json"
+    results = json.loads(path.read_text())
+    results["aggregate"]["mean"] += 50.0
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    assert "results edited after submission" in _problems(board, rerun=False)
+
+
+def test_leaderboards__edited_episodes_with_fixed_up_hashes_fail_the_rerun(board):
+    """A forger who also rewrites every hash is caught by re-running the episode."""
+    from gymforge.leaderboards.evaluator import episodes_digest, summarise
+    from gymforge.leaderboards.files import sha256_file
+    from gymforge.leaderboards.protocol import load_protocol
+
+    folder = board / TASK / "submissions" / "20260101-random"
+    results = json.loads((folder / "results.json").read_text())
+    for episode in results["episodes"]:
+        episode["return"] += 30.0
+        episode["metric"] += 30.0
+    results["episodes_sha256"] = episodes_digest(results["episodes"])
+    results["aggregate"] = summarise(load_protocol(board, TASK), results["episodes"])
+    write_json_atomic(folder / "results.json", results)
+    submission = json.loads((folder / "submission.json").read_text())
+    submission["results_sha256"] = sha256_file(folder / "results.json")
+    write_json_atomic(folder / "submission.json", submission)
+    write_all(board)
+    problems = _problems(board)
+    assert "20260101-random: episode" in problems and "re-ran to metric" in problems
+
+
+def test_leaderboards__swapped_artifact_is_rejected(board):
+    artifact = board / TASK / "submissions" / "20260102-wait18" / "policy" / "wait18.pt"
+    torch.jit.script(_Wait()).save(str(artifact.with_suffix(".tmp")))
+
+    class Other(torch.nn.Module):
+        def forward(self, obs: torch.Tensor) -> torch.Tensor:
+            return torch.full((obs.shape[0], 1), 40, dtype=torch.int64)
+
+    torch.jit.script(Other()).save(str(artifact))
+    artifact.with_suffix(".tmp").unlink()
+    assert "does not match its recorded sha256 (swapped artifact)" in _problems(board)
+
+
+def test_leaderboards__changed_protocol_is_rejected(board):
+    path = board / "protocols" / f"{TASK}.json"
+    data = json.loads(path.read_text())
+    data["tolerance"]["abs"] = 10.0  # a looser tolerance is still a different protocol
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    problems = _problems(board, rerun=False)
+    assert "(the protocol changed)" in problems
+
+
+def test_leaderboards__stale_render_is_rejected(board):
+    shutil.rmtree(board / TASK / "submissions" / "20260101-random")
+    assert "LEADERBOARD.md: differs from a fresh render" in _problems(board, rerun=False)
+
+
+def test_leaderboards__hand_edited_render_is_rejected(board):
+    path = board / "site" / "index.html"
+    path.write_text(path.read_text().replace("Random", "Rand0m"))
+    assert "site/index.html: differs from a fresh render" in _problems(board, rerun=False)
+
+
+def test_leaderboards__leftover_plot_is_rejected(board):
+    (board / "site" / "plots" / "lineflow-Old.svg").write_text("<svg/>")
+    assert "site/plots/lineflow-Old.svg: not produced by a fresh render" in _problems(
+        board, rerun=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda m: m.pop("authors"), "metadata field 'authors' is missing"),
+        (lambda m: m.update(authors=[]), "non-empty list"),
+        (lambda m: m.update(name=7), "metadata field 'name' must be str"),
+        (lambda m: m.update(favourite_colour="blue"), "'favourite_colour' is unknown"),
+        (lambda m: m.update(training_env_steps=-5), "training_env_steps"),
+    ],
+)
+def test_leaderboards__malformed_metadata_is_rejected(board, edit, message):
+    path = board / TASK / "submissions" / "20260101-optimal" / "submission.json"
+    submission = json.loads(path.read_text())
+    edit(submission["meta"])
+    path.write_text(json.dumps(submission, indent=2) + "\n")
+    assert message in _problems(board, rerun=False)
+
+
+def test_leaderboards__malformed_submission_record_is_rejected(board):
+    path = board / TASK / "submissions" / "20260101-optimal" / "submission.json"
+    path.write_text("{truncated")
+    assert "submission.json is not valid JSON" in _problems(board, rerun=False)
+
+
+def test_leaderboards__submit_rejects_bad_metadata_before_evaluating(board, tmp_path, capsys):
+    before = tree(board)
+    meta_file = tmp_path / "meta.json"
+    meta_file.write_text(json.dumps({"name": "x", "method": "y"}))
+    code = main(
+        ["submit", "--root", str(board), "--protocol", TASK, "--agent", "random",
+         "--meta", str(meta_file), "--quiet"]
+    )  # fmt: skip
+    assert code == 2
+    assert "metadata field 'authors' is missing" in capsys.readouterr().err
+    assert tree(board) == before
+
+
+def test_leaderboards__submit_refuses_an_existing_id(board):
+    with pytest.raises(ValueError, match="already exists"):
+        submit(board, TASK, "random", meta("Random"), submission_id="20260101-random")
+
+
+def test_leaderboards__failing_agent_leaves_the_board_untouched(board, monkeypatch):
+    monkeypatch.syspath_prepend(str(HERE))
+    before = tree(board)
+    with pytest.raises(RuntimeError, match="second episode"):
+        submit(board, TASK, "leaderboard_helpers:FailingAgent", meta("Crashes"))
+    assert tree(board) == before
+    assert verify(board, rerun=False).ok
+
+
+def test_leaderboards__killed_submission_leaves_no_partial_files(board, tmp_path):
+    """SIGKILL a real `gymforge submit` process in the middle of its evaluation."""
+    before = tree(board)
+    meta_file = tmp_path / "meta.json"
+    meta_file.write_text(json.dumps(meta("Slow")))
+    marker = tmp_path / "acting"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+        "LB_MARKER": str(marker),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gymforge", "submit", "--root", str(board), "--protocol", TASK,
+         "--agent", "leaderboard_helpers:SlowAgent", "--meta", str(meta_file), "--quiet"],
+        env=env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert process.poll() is None, "submit ended before it was killed"
+            assert time.monotonic() < deadline, "the agent never started acting"
+            time.sleep(0.05)
+        time.sleep(0.3)  # well inside the ~5 s evaluation
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    assert tree(board) == before
+    assert not (board / STAGING_DIR).exists() or not any((board / STAGING_DIR).iterdir())
+    assert [p.name for p in list_submissions(board, TASK)] == [
+        "20260101-optimal",
+        "20260101-random",
+        "20260102-wait18",
+    ]
+    assert verify(board, rerun=False).ok
