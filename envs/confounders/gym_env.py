@@ -1,0 +1,201 @@
+"""Gymnasium adapters: the batched ``ConfounderStreamVecEnv`` and the scalar ``ConfounderStreamEnv``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from gymforge.core.scalar_env import TorchScalarEnv
+from gymforge.core.vector_env import StepOutput, TorchVectorEnv
+from gymforge.envs.confounders import dynamics
+from gymforge.envs.confounders.config import IMAGE_SIZE, StreamConfig, SyntheticConfig
+from gymforge.envs.confounders.dynamics import EnvConfig
+from gymforge.envs.confounders.schedules import shift_schedule
+from gymforge.envs.confounders.synthetic import quadrant_templates
+
+PIXELS = IMAGE_SIZE * IMAGE_SIZE
+
+_DOC = """Confounder stream: classify images whose confounder shifts stage by stage (R-MDN).
+
+    ## Description
+    A continual-learning stream after Shah et al., "Confounder-Free Continual Learning via
+    Recursive Feature Normalization" (ICML 2025). Each 32x32 image shows a Gaussian blob in three
+    quadrants: top-left and bottom-right scaled by the *main effect* ``mf``, bottom-left by the
+    *confounder* ``cf``; both differ between group A (y = 0) and group B (y = 1). Stage ``k`` has
+    shift ``s_k`` (default 0, 0.125, 0.25, 0.375, 0.5): ``cf_A ~ U(3,5) - s``,
+    ``cf_B ~ U(4,6) + s``, ``mf_A ~ U(3,5) + s``, ``mf_B ~ U(4,6) - s``, plus N(0, 0.01) noise.
+    As ``s`` grows the confounder separates the groups more and the true signal less; at
+    ``s = 0.5`` only the confounder does, so a confounder-free learner falls to chance there.
+
+    Every step shows one batch of ``batch_size`` images with their confounder values; the agent
+    answers with a probability of group B per image and is then told the labels in ``info`` (so
+    an online learner can train). Each stage holds ``2 * samples_per_group`` images, streamed
+    ``passes_per_stage`` times in a new shuffled order; every stage is rendered from the same
+    draws with its own shift, as in the reference. The episode is the whole stream.
+
+    ## Action Space
+    ``Box(0, 1, (batch_size,), float32)``: the predicted probability that each image of the batch
+    belongs to group B (y = 1). A prediction counts as B when it is >= 0.5.
+
+    ## Observation Space
+    ``Box(-inf, inf, (batch_size, 1025), float32)``, one row per image:
+
+    | Index | Name | Unit | Min | Max |
+    |---|---|---|---|---|
+    | 0 … 1023 | pixels of the 32x32 image, row-major | intensity | -inf | inf |
+    | 1024 | confounder ``cf`` | – | -inf | inf |
+
+    ## Rewards
+    The batch's balanced accuracy: the mean over the groups present of the fraction of that
+    group's images classified correctly (0.5 for constant or random guessing).
+
+    ## Starting State
+    A fresh stream: new uniform draws, pixel noise and shuffling orders from the instance's seed;
+    the first batch of stage 0.
+
+    ## Episode End
+    Terminated after the last batch of the last stage
+    (``stages * passes_per_stage * (2 * samples_per_group // batch_size)`` steps); never truncated.
+
+    ``info`` after each step: ``y`` (batch_size,) labels of the batch just scored,
+    ``balanced_accuracy``, ``group_accuracy`` (2,) (NaN for a group absent from the batch) and,
+    unless ``task_free``, ``stage`` (the scored batch's stage) and ``stage_boundary`` (True when
+    the next observation starts a new stage).
+
+    ## Arguments
+    | Parameter | Type | Default | Description |
+    |---|---|---|---|
+    | ``samples_per_group`` | int | 128 | images per group and stage (the reference uses 1024) |
+    | ``batch_size`` | int | 32 | images per step (<= 2 * samples_per_group) |
+    | ``passes_per_stage`` | int | 1 | shuffled passes over each stage |
+    | ``schedule`` | str | ``"paper"`` | ``paper``, ``linear``, ``step`` or ``cyclic`` |
+    | ``n_stages``, ``shift_low``, ``shift_high``, ``period`` | | 5, 0, 0.5, 4 | schedule shape |
+    | ``shifts`` | tuple of float | None | explicit shifts in [0, 1] (override ``schedule``) |
+    | ``confounder_gap`` | float | 1.0 | confounding strength at s = 0 |
+    | ``signal_gap`` | float | 1.0 | main-effect separation at s = 0 (overlap = 2 - gap) |
+    | ``noise_std`` | float | 0.01 | pixel noise |
+    | ``task_free`` | bool | False | hide ``stage`` and ``stage_boundary`` from ``info`` |
+
+    Example:
+        >>> import gymnasium as gym, gymforge
+        >>> env = gym.make("ConfounderStream-v0")
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape
+        (32, 1025)
+
+    ## Version History
+    - v0: initial version.
+    """
+
+
+def _env_config(
+    samples_per_group: int,
+    batch_size: int,
+    passes_per_stage: int,
+    schedule: str,
+    n_stages: int,
+    shift_low: float,
+    shift_high: float,
+    period: int,
+    shifts: Sequence[float] | None,
+    confounder_gap: float,
+    signal_gap: float,
+    noise_std: float,
+) -> EnvConfig:
+    if shifts is None:
+        shifts = shift_schedule(schedule, n_stages, shift_low, shift_high, period)
+    synthetic = SyntheticConfig(
+        samples_per_group=samples_per_group,
+        confounder_gap=confounder_gap,
+        signal_gap=signal_gap,
+        noise_std=noise_std,
+    )
+    stream = StreamConfig(
+        shifts=tuple(shifts), batch_size=batch_size, passes_per_stage=passes_per_stage
+    )
+    if batch_size > synthetic.samples_per_stage:
+        raise ValueError(
+            f"batch_size must be <= 2 * samples_per_group = {synthetic.samples_per_stage}, "
+            f"got {batch_size}"
+        )
+    return EnvConfig(synthetic=synthetic, stream=stream)
+
+
+class ConfounderStreamVecEnv(TorchVectorEnv):
+    __doc__ = _DOC
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        device: torch.device | str = "cpu",
+        autoreset: bool = True,
+        samples_per_group: int = 128,
+        batch_size: int = 32,
+        passes_per_stage: int = 1,
+        schedule: str = "paper",
+        n_stages: int = 5,
+        shift_low: float = 0.0,
+        shift_high: float = 0.5,
+        period: int = 4,
+        shifts: Sequence[float] | None = None,
+        confounder_gap: float = 1.0,
+        signal_gap: float = 1.0,
+        noise_std: float = 0.01,
+        task_free: bool = False,
+    ) -> None:
+        self.config = _env_config(
+            samples_per_group,
+            batch_size,
+            passes_per_stage,
+            schedule,
+            n_stages,
+            shift_low,
+            shift_high,
+            period,
+            shifts,
+            confounder_gap,
+            signal_gap,
+            noise_std,
+        )
+        if not isinstance(task_free, bool):
+            raise ValueError(f"task_free must be a bool, got {task_free!r}")
+        self.task_free = task_free
+        observation_space = spaces.Box(-np.inf, np.inf, (batch_size, PIXELS + 1), np.float32)
+        action_space = spaces.Box(0.0, 1.0, (batch_size,), np.float32)
+        super().__init__(num_envs, observation_space, action_space, device, autoreset)
+        self._shifts = torch.tensor(self.config.stream.shifts, device=self.device)
+        self._templates = quadrant_templates(self.device)
+        self.state = dynamics.draw_episode(self.config, [0] * self.num_envs, self.device)
+
+    @property
+    def episode_length(self) -> int:
+        """Steps of one episode (the whole stream)."""
+        return self.config.episode_length
+
+    def _reset_instances(self, mask: torch.Tensor) -> None:
+        # Each instance's episode seed comes from its own counter-based stream, so instance i
+        # depends only on its seed; the episode is then drawn from a generator seeded with it.
+        u = self.rng.uniform(2, where=mask)
+        bits = (u * 16777216.0).long()
+        episode_seeds = (bits[:, 0] << 24) | bits[:, 1]
+        seeds = episode_seeds[mask].tolist()
+        fresh = dynamics.draw_episode(self.config, seeds, self.device)
+        self.state = dynamics.replace_where(self.state, mask, fresh)
+
+    def _step_instances(self, action: torch.Tensor) -> StepOutput:
+        self.state, info, terminated = dynamics.step(self.config, self.state, action)
+        if self.task_free:
+            info = {k: v for k, v in info.items() if k not in ("stage", "stage_boundary")}
+        reward = info["balanced_accuracy"]
+        return StepOutput(reward, terminated, torch.zeros_like(terminated), info)
+
+    def _observe(self) -> torch.Tensor:
+        return dynamics.observe(self.config, self.state, self._shifts, self._templates)
+
+
+class ConfounderStreamEnv(TorchScalarEnv):
+    __doc__ = _DOC
+    vector_env_cls = ConfounderStreamVecEnv
