@@ -12,7 +12,9 @@ import argparse
 from gymforge.registry import get_spec, load_entry_point
 
 #: algorithm name -> trainer entry point. Families and baselines add their rows here.
-TRAINERS: dict[str, str] = {}
+TRAINERS: dict[str, str] = {
+    "qmamba": "gymforge.agents.metabbo.train:train_cli",  # MetaBBO offline agent
+}
 
 
 def cmd_train(args: argparse.Namespace) -> int:

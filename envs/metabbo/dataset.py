@@ -1,0 +1,587 @@
+"""Offline MetaBBO datasets: collection with behaviour policies, the checked format, Minari export.
+
+``gymforge dataset collect MetaBBO-v0 --behavior NAME|mix --mu 0.5 --episodes N --out PATH`` runs
+``N`` episodes at once in the batched env (instance ``i`` seeded ``seed + i``) and writes them with
+:mod:`gymforge.core.datasets` (``data.npz`` + ``metadata.json`` with a SHA-256 checksum).
+``--behavior mix`` follows Q-Mamba's exploitation/exploration mix: a fraction ``µ`` of the
+episodes (chosen by a seeded permutation) is run by an expert-ish policy (``--expert``, by default
+the first available of the adaptive DE baselines), the rest by the uniform random policy.
+``--minari ID`` additionally exports the episodes as a Minari dataset.
+
+Arrays (``N`` episodes, ``T = max_generations`` columns, ``K`` controlled hyperparameters;
+episodes that terminate early are zero-padded after ``lengths[i]`` steps):
+
+=====================  ==================  ==================================================
+name                   shape, dtype        meaning
+=====================  ==================  ==================================================
+``observations``       [N, T, 9] float32   observation before step ``t``
+``actions``            [N, T, K] int64     bins taken
+``rewards``            [N, T] float32      ``(e_{t-1} - e_t) / e_0``
+``terminations``       [N, T] bool         target error reached at step ``t``
+``truncations``        [N, T] bool         generation budget used up at step ``t``
+``lengths``            [N] int64           steps in the episode (``1..T``)
+``final_observations`` [N, 9] float32      observation after the last step
+``behavior``           [N] int64           index into ``metadata["behaviors"]``
+``episode_seeds``      [N] int64           reset seed of the episode's instance
+``function_ids``       [N] int64           BBOB function of the episode
+``instance_ids``       [N] int64           instance seed (random mode) or COCO instance id
+``initial_error``      [N] float64         ``e_0``
+``final_error``        [N] float64         ``e_T``, the best error at the end
+``evaluations``        [N] int64           objective evaluations used
+=====================  ==================  ==================================================
+
+:func:`load_dataset` checks the checksum, every array's dtype and shape and their agreement,
+and raises :class:`~gymforge.core.datasets.DatasetError` (a ``ValueError``) naming the problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gymforge.core.datasets import ArraySchema, DatasetError, read_dataset, write_dataset
+
+__all__ = [
+    "BEHAVIORS",
+    "DATA_FORMAT",
+    "MetaBBODataset",
+    "collect",
+    "collect_cli",
+    "export_minari",
+    "load_dataset",
+    "write_trajectories",
+]
+
+DATA_FORMAT = "metabbo-trajectories"
+DATA_FORMAT_VERSION = 1
+
+#: behaviour policy name -> ``"module:factory"``, ``factory(env) -> agent`` with
+#: ``reset(seed)`` and a batched ``act(obs, info)``. Policies whose module is missing are skipped.
+BEHAVIORS: dict[str, str] = {
+    "random": "gymforge.agents.random_agent:RandomAgent",
+    "shade": "gymforge.baselines.metabbo.adaptive:SHADEAgent",
+    "jde": "gymforge.baselines.metabbo.adaptive:JDEAgent",
+    "static": "gymforge.baselines.metabbo.static:BestStaticAgent",
+}
+#: the expert of ``--behavior mix`` when ``--expert`` is not given: the first available of these
+EXPERT_PREFERENCE: tuple[str, ...] = ("shade", "jde", "static")
+
+_SCHEMA: dict[str, ArraySchema] = {
+    "observations": ArraySchema("f", 3),
+    "actions": ArraySchema("iu", 3),
+    "rewards": ArraySchema("f", 2),
+    "terminations": ArraySchema("b", 2),
+    "truncations": ArraySchema("b", 2),
+    "lengths": ArraySchema("iu", 1),
+    "final_observations": ArraySchema("f", 2),
+    "behavior": ArraySchema("iu", 1),
+    "episode_seeds": ArraySchema("iu", 1),
+    "function_ids": ArraySchema("iu", 1),
+    "instance_ids": ArraySchema("iu", 1),
+    "initial_error": ArraySchema("f", 1),
+    "final_error": ArraySchema("f", 1),
+    "evaluations": ArraySchema("iu", 1),
+}
+
+
+def available_behaviors() -> dict[str, str]:
+    """The behaviour policies whose modules import."""
+    import importlib
+
+    found = {}
+    for name, entry in BEHAVIORS.items():
+        module, _, attr = entry.partition(":")
+        try:
+            if hasattr(importlib.import_module(module), attr):
+                found[name] = entry
+        except ImportError:
+            continue
+    return found
+
+
+@dataclass(frozen=True)
+class MetaBBODataset:
+    """A loaded, checked MetaBBO dataset (see the module docstring for the arrays)."""
+
+    arrays: dict[str, np.ndarray]
+    metadata: dict[str, Any]
+    path: Path | None = None
+
+    @property
+    def observations(self) -> np.ndarray:
+        return self.arrays["observations"]
+
+    @property
+    def actions(self) -> np.ndarray:
+        return self.arrays["actions"]
+
+    @property
+    def rewards(self) -> np.ndarray:
+        return self.arrays["rewards"]
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return self.arrays["lengths"]
+
+    @property
+    def valid(self) -> np.ndarray:
+        """``[N, T]`` bool, the steps inside each episode."""
+        return np.arange(self.observations.shape[1])[None, :] < self.lengths[:, None]
+
+    @property
+    def returns(self) -> np.ndarray:
+        """``[N]`` episode returns (Perf)."""
+        return (self.rewards * self.valid).sum(1)
+
+    def __len__(self) -> int:
+        return int(self.observations.shape[0])
+
+
+def _check_arrays(
+    arrays: Mapping[str, np.ndarray], metadata: Mapping[str, Any], where: str
+) -> None:
+    obs = arrays["observations"]
+    n, t, obs_dim = obs.shape
+    k = len(metadata.get("action_nvec", ()))
+    expected = {
+        "actions": (n, t, k),
+        "rewards": (n, t),
+        "terminations": (n, t),
+        "truncations": (n, t),
+        "final_observations": (n, obs_dim),
+        **{
+            name: (n,)
+            for name in (
+                "lengths",
+                "behavior",
+                "episode_seeds",
+                "function_ids",
+                "instance_ids",
+                "initial_error",
+                "final_error",
+                "evaluations",
+            )
+        },
+    }
+    if metadata.get("obs_dim") != obs_dim:
+        raise DatasetError(
+            f"{where}: observations have {obs_dim} features, metadata says {metadata.get('obs_dim')}"
+        )
+    for name, shape in expected.items():
+        if tuple(arrays[name].shape) != shape:
+            raise DatasetError(
+                f"{where}: array {name!r} has shape {tuple(arrays[name].shape)}, expected {shape}"
+            )
+    lengths = arrays["lengths"]
+    if n and ((lengths < 1).any() or (lengths > t).any()):
+        raise DatasetError(f"{where}: lengths must lie in 1..{t}")
+    nvec = np.asarray(metadata["action_nvec"])
+    if n and ((arrays["actions"] < 0).any() or (arrays["actions"] >= nvec).any()):
+        raise DatasetError(f"{where}: actions outside 0..nvec-1 (nvec={list(nvec)})")
+    behaviors = metadata.get("behaviors", [])
+    if n and ((arrays["behavior"] < 0).any() or (arrays["behavior"] >= len(behaviors)).any()):
+        raise DatasetError(f"{where}: behavior indices outside 0..{len(behaviors) - 1}")
+
+
+def load_dataset(path: str | Path) -> MetaBBODataset:
+    """Load and check a dataset written by :func:`write_trajectories` / ``dataset collect``.
+
+    Raises:
+        DatasetError: missing files, checksum mismatch, wrong format, dtypes or shapes.
+    """
+    data = read_dataset(path, _SCHEMA, expect={"data_format": DATA_FORMAT})
+    if data.metadata.get("data_format_version") != DATA_FORMAT_VERSION:
+        raise DatasetError(
+            f"dataset {str(path)!r}: data_format_version {data.metadata.get('data_format_version')!r} "
+            f"is not supported (this gymforge reads {DATA_FORMAT_VERSION})"
+        )
+    _check_arrays(data.arrays, data.metadata, f"dataset {str(path)!r}")
+    return MetaBBODataset(arrays=dict(data.arrays), metadata=dict(data.metadata), path=Path(path))
+
+
+def write_trajectories(
+    path: str | Path,
+    arrays: Mapping[str, np.ndarray],
+    metadata: Mapping[str, Any],
+    *,
+    overwrite: bool = False,
+) -> Path:
+    """Check ``arrays`` against the layout and write them (atomically) as a dataset folder."""
+    record = {"data_format": DATA_FORMAT, "data_format_version": DATA_FORMAT_VERSION, **metadata}
+    missing = sorted(set(_SCHEMA) - set(arrays))
+    if missing:
+        raise DatasetError(f"cannot write a MetaBBO dataset without arrays {missing}")
+    _check_arrays(arrays, record, "arrays to write")
+    return write_dataset(path, arrays, record, overwrite=overwrite)
+
+
+def _env_kwargs(env_id: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    from gymforge.registry import get_spec
+
+    spec = get_spec(env_id)
+    return {**dict(spec.kwargs), **{k: v for k, v in overrides.items() if v is not None}}
+
+
+def _slice_info(info: Mapping[str, Any], idx: np.ndarray, n: int) -> dict[str, Any]:
+    out = {}
+    for key, value in info.items():
+        array = value.cpu().numpy() if hasattr(value, "cpu") else value
+        if isinstance(array, np.ndarray) and array.shape[:1] == (n,):
+            out[key] = array[idx]
+    return out
+
+
+def _assign_behaviors(
+    behavior: str, mu: float | None, expert: str | None, episodes: int, seed: int
+) -> tuple[list[str], np.ndarray]:
+    """Behaviour names and each episode's index into them."""
+    available = available_behaviors()
+    if behavior != "mix":
+        if behavior not in available:
+            raise ValueError(
+                f"--behavior must be 'mix' or one of {sorted(available)}, got {behavior!r}"
+            )
+        return [behavior], np.zeros(episodes, dtype=np.int64)
+    if expert is None:
+        expert = next((name for name in EXPERT_PREFERENCE if name in available), None)
+        if expert is None:
+            raise ValueError(
+                f"--behavior mix needs an expert policy; none of {EXPERT_PREFERENCE} is available "
+                f"(available: {sorted(available)})"
+            )
+    elif expert not in available or expert == "random":
+        allowed = sorted(set(available) - {"random"})
+        raise ValueError(f"--expert must be one of {allowed}, got {expert!r}")
+    assert mu is not None
+    n_expert = round(mu * episodes)
+    index = np.ones(episodes, dtype=np.int64)  # 1 = random
+    index[np.random.default_rng(seed).permutation(episodes)[:n_expert]] = 0
+    return [expert, "random"], index
+
+
+def collect(
+    env_id: str,
+    *,
+    behavior: str,
+    episodes: int,
+    seed: int = 0,
+    mu: float | None = None,
+    expert: str | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    device: str = "cpu",
+    batch_size: int | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Run ``episodes`` episodes of the behaviour policies; returns ``(arrays, metadata)``.
+
+    Episode ``i`` runs in instance ``i`` of a vector env reset with ``seed`` (so with instance
+    seed ``seed + i``); with ``batch_size`` the episodes run in consecutive batches of that many
+    instances, with the same seeds. Behaviour agents are reset with ``seed`` and each acts on its
+    own fixed subset of the batch.
+    """
+    import gymnasium as gym
+    import torch
+
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
+    if behavior == "mix":
+        mu = 0.5 if mu is None else mu
+        if not (isinstance(mu, (int, float)) and 0.0 <= mu <= 1.0):
+            raise ValueError(f"mu must be in [0, 1], got {mu!r}")
+    elif mu is not None:
+        raise ValueError("mu (--mu) only applies to --behavior mix")
+    batch_size = episodes if batch_size is None else batch_size
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    kwargs = _env_kwargs(env_id, env_kwargs or {})
+    names, assignment = _assign_behaviors(behavior, mu, expert, episodes, seed)
+    entries = available_behaviors()
+    from gymforge.registry import load_entry_point
+
+    chunks: list[dict[str, np.ndarray]] = []
+    nvec: list[int] = []
+    start_time = time.perf_counter()
+    for first in range(0, episodes, batch_size):
+        n = min(batch_size, episodes - first)
+        env = gym.make_vec(
+            env_id, num_envs=n, vectorization_mode="vector_entry_point", device=device, **kwargs
+        )
+        try:
+            nvec = [int(v) for v in env.single_action_space.nvec]
+            agents = [load_entry_point(entries[name])(env) for name in names]
+            chunks.append(
+                _run_batch(env, agents, assignment[first : first + n], seed, seed + first, torch)
+            )
+        finally:
+            env.close()
+    arrays = {name: np.concatenate([c[name] for c in chunks]) for name in chunks[0]}
+    arrays["behavior"] = assignment
+    arrays["episode_seeds"] = seed + np.arange(episodes, dtype=np.int64)
+    returns = (
+        arrays["rewards"] * (np.arange(arrays["rewards"].shape[1]) < arrays["lengths"][:, None])
+    ).sum(1)
+    metadata = {
+        "env_id": env_id,
+        "family": "metabbo",
+        "env_kwargs": kwargs,
+        "preset": kwargs.get("preset"),
+        "split": kwargs.get("split", "easy"),
+        "subset": kwargs.get("subset", "train"),
+        "behavior": behavior,
+        "behaviors": names,
+        "behavior_entry_points": {name: entries[name] for name in names},
+        "mu": mu,
+        "episodes": episodes,
+        "seed": seed,
+        "seeding": "episode i: vector-env instance seed = seed + i; behaviour agents reset(seed)",
+        "action_nvec": nvec,
+        "obs_dim": int(arrays["observations"].shape[-1]),
+        "max_generations": int(arrays["observations"].shape[1]),
+        "counts": {name: int((assignment == i).sum()) for i, name in enumerate(names)},
+        "mean_return": {
+            name: float(returns[assignment == i].mean()) if (assignment == i).any() else None
+            for i, name in enumerate(names)
+        },
+        "seconds": time.perf_counter() - start_time,
+        "device": device,
+    }
+    return arrays, metadata
+
+
+def _run_batch(env, agents, assignment: np.ndarray, agent_seed: int, env_seed: int, torch) -> dict:
+    """Run every instance of ``env`` to the end of its first episode."""
+    n = env.num_envs
+    horizon = int(env.config.max_generations)
+    k = int(env.single_action_space.shape[0])
+    obs_dim = int(env.single_observation_space.shape[0])
+    out = {
+        "observations": np.zeros((n, horizon, obs_dim), np.float32),
+        "actions": np.zeros((n, horizon, k), np.int64),
+        "rewards": np.zeros((n, horizon), np.float32),
+        "terminations": np.zeros((n, horizon), bool),
+        "truncations": np.zeros((n, horizon), bool),
+        "lengths": np.full(n, horizon, np.int64),
+        "final_observations": np.zeros((n, obs_dim), np.float32),
+        "function_ids": np.zeros(n, np.int64),
+        "instance_ids": np.zeros(n, np.int64),
+        "initial_error": np.zeros(n, np.float64),
+        "final_error": np.zeros(n, np.float64),
+        "evaluations": np.zeros(n, np.int64),
+    }
+    groups = [np.flatnonzero(assignment == b) for b in range(len(agents))]
+    for agent in agents:
+        agent.reset(seed=agent_seed)
+    obs, info = env.reset(seed=env_seed)
+    active = np.ones(n, dtype=bool)
+    for t in range(horizon):
+        obs_np = obs.cpu().numpy()
+        action = np.zeros((n, k), np.int64)
+        for agent, idx in zip(agents, groups, strict=True):
+            if idx.size:
+                action[idx] = np.asarray(agent.act(obs_np[idx], _slice_info(info, idx, n)))
+        obs, reward, terminated, truncated, info = env.step(torch.as_tensor(action))
+        term, trunc = terminated.cpu().numpy(), truncated.cpu().numpy()
+        rows = np.flatnonzero(active)
+        out["observations"][rows, t] = obs_np[rows]
+        out["actions"][rows, t] = action[rows]
+        out["rewards"][rows, t] = reward.cpu().numpy()[rows]
+        out["terminations"][rows, t] = term[rows]
+        out["truncations"][rows, t] = trunc[rows]
+        ended = active & (term | trunc)
+        if ended.any():
+            rows = np.flatnonzero(ended)
+            final = info.get("final_obs", obs)
+            out["final_observations"][rows] = final.cpu().numpy()[rows]
+            out["lengths"][rows] = t + 1
+            for key, name in (
+                ("function_id", "function_ids"),
+                ("instance_id", "instance_ids"),
+                ("initial_error", "initial_error"),
+                ("best_error", "final_error"),
+                ("evaluations", "evaluations"),
+            ):
+                out[name][rows] = info[key].cpu().numpy()[rows]
+        active &= ~ended
+        if not active.any():
+            break
+    if active.any():
+        raise RuntimeError(f"{int(active.sum())} episodes did not end within {horizon} steps")
+    return out
+
+
+def export_minari(dataset: MetaBBODataset, dataset_id: str, root: str | Path | None = None):
+    """Write ``dataset`` as the Minari dataset ``dataset_id`` (needs ``minari`` and ``h5py``).
+
+    Args:
+        root: the Minari datasets folder (``MINARI_DATASETS_PATH``); default Minari's own.
+
+    Returns:
+        the ``minari.MinariDataset``; ``minari.load_dataset(dataset_id)`` reads it back (with the
+        same ``MINARI_DATASETS_PATH``). Each episode's observations have ``length + 1`` rows (the
+        final observation last); the gymforge metadata is in the description.
+    """
+    try:
+        import minari
+        from minari.data_collector import EpisodeBuffer
+    except ImportError as error:  # pragma: no cover - minari is a dev/offline extra
+        raise ImportError("the Minari export needs `pip install gymforge[offline]`") from error
+    from gymnasium import spaces
+
+    meta = dataset.metadata
+    obs_dim = int(meta["obs_dim"])
+    observation_space = spaces.Box(0.0, 1.0, (obs_dim,), np.float32)
+    action_space = spaces.MultiDiscrete(np.asarray(meta["action_nvec"], dtype=np.int64))
+    buffers = []
+    for i in range(len(dataset)):
+        n = int(dataset.lengths[i])
+        buffers.append(
+            EpisodeBuffer(
+                id=i,
+                seed=int(dataset.arrays["episode_seeds"][i]),
+                observations=np.concatenate(
+                    [dataset.observations[i, :n], dataset.arrays["final_observations"][i][None]]
+                ),
+                actions=dataset.actions[i, :n],
+                rewards=dataset.rewards[i, :n].astype(np.float64),
+                terminations=dataset.arrays["terminations"][i, :n],
+                truncations=dataset.arrays["truncations"][i, :n],
+            )
+        )
+    summary = {k: v for k, v in meta.items() if k not in {"arrays"}}
+    import gymnasium as gym
+
+    env_spec = None
+    if meta.get("env_id") in gym.registry:
+        env_spec = dataclasses.replace(
+            gym.spec(meta["env_id"]), kwargs=dict(meta.get("env_kwargs", {}))
+        )
+    previous = os.environ.get("MINARI_DATASETS_PATH")
+    if root is not None:
+        os.environ["MINARI_DATASETS_PATH"] = str(Path(root).resolve())
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=UserWarning, module="minari")
+            return minari.create_dataset_from_buffers(
+                dataset_id=dataset_id,
+                buffer=buffers,
+                env=env_spec,
+                observation_space=observation_space,
+                action_space=action_space,
+                code_permalink="gymforge.envs.metabbo.dataset (gymforge "
+                + str(meta.get("gymforge_version"))
+                + ")",
+                algorithm_name=f"behaviour {meta.get('behavior')} ({', '.join(meta.get('behaviors', []))})",
+                author="gymforge",
+                description="gymforge MetaBBO trajectories. gymforge metadata: "
+                + json.dumps(summary, sort_keys=True),
+            )
+    finally:
+        if root is not None:
+            if previous is None:
+                os.environ.pop("MINARI_DATASETS_PATH", None)
+            else:
+                os.environ["MINARI_DATASETS_PATH"] = previous
+
+
+def collect_cli(env_id: str, argv: Sequence[str]) -> int:
+    """``gymforge dataset collect MetaBBO-v0 --behavior NAME|mix [--mu 0.5] --episodes N --out PATH``."""
+    parser = argparse.ArgumentParser(
+        prog=f"gymforge dataset collect {env_id}",
+        description="Collect offline MetaBBO trajectories with behaviour policies (all episodes at "
+        "once in the batched env) and write a checked dataset folder, optionally also a Minari "
+        "dataset.",
+    )
+    parser.add_argument(
+        "--behavior",
+        required=True,
+        help=f"'mix' or a behaviour policy: one of {sorted(BEHAVIORS)} (those installed)",
+    )
+    parser.add_argument(
+        "--mu",
+        type=float,
+        default=None,
+        help="with --behavior mix: fraction of episodes run by the expert (default 0.5); the rest "
+        "are uniform random",
+    )
+    parser.add_argument(
+        "--expert", default=None, help=f"expert of the mix (default: first of {EXPERT_PREFERENCE})"
+    )
+    parser.add_argument("--episodes", type=int, required=True, help="number of episodes")
+    parser.add_argument("--out", required=True, help="dataset folder to write")
+    parser.add_argument("--seed", type=int, default=0, help="episode i uses instance seed SEED + i")
+    parser.add_argument("--preset", default=None, help="optimizer preset (default: the id's)")
+    parser.add_argument(
+        "--split", default=None, help="easy | difficult | all | comma-separated function ids"
+    )
+    parser.add_argument("--subset", default=None, choices=("train", "test"))
+    parser.add_argument("--dimension", type=int, default=None)
+    parser.add_argument("--population-size", type=int, default=None)
+    parser.add_argument("--max-generations", type=int, default=None)
+    parser.add_argument("--instance-mode", default=None, choices=("random", "coco"))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--batch-size", type=int, default=None, help="instances per batch (default: all)"
+    )
+    parser.add_argument(
+        "--minari", default=None, metavar="DATASET_ID", help="also export to Minari"
+    )
+    parser.add_argument("--minari-root", default=None, help="Minari datasets folder")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    args = parser.parse_args(list(argv))
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    if Path(args.out).exists() and not args.overwrite:
+        raise ValueError(f"--out {args.out!r} exists; pass --overwrite to replace it")
+    split: Any = args.split
+    if split is not None and split not in ("easy", "difficult", "all"):
+        try:
+            split = [int(v) for v in split.split(",")]
+        except ValueError:
+            raise ValueError(
+                f"--split must be easy, difficult, all or comma-separated function ids, got {args.split!r}"
+            ) from None
+    overrides = {
+        "preset": args.preset,
+        "split": split,
+        "subset": args.subset,
+        "dimension": args.dimension,
+        "population_size": args.population_size,
+        "max_generations": args.max_generations,
+        "instance_mode": args.instance_mode,
+    }
+    arrays, metadata = collect(
+        env_id,
+        behavior=args.behavior,
+        episodes=args.episodes,
+        seed=args.seed,
+        mu=args.mu,
+        expert=args.expert,
+        env_kwargs=overrides,
+        device=args.device,
+        batch_size=args.batch_size,
+    )
+    path = write_trajectories(args.out, arrays, metadata, overwrite=args.overwrite)
+    counts = ", ".join(f"{k}: {v}" for k, v in metadata["counts"].items())
+    returns = ", ".join(
+        f"{k}: {v:.4f}" for k, v in metadata["mean_return"].items() if v is not None
+    )
+    print(
+        f"wrote {path} ({args.episodes} episodes; {counts}; mean return {returns}; "
+        f"{metadata['seconds']:.1f} s)"
+    )
+    if args.minari is not None:
+        export_minari(load_dataset(path), args.minari, args.minari_root)
+        print(f"exported Minari dataset {args.minari}")
+    return 0
