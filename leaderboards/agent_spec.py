@@ -114,6 +114,8 @@ def parse_agent_spec(spec: str, env_id: str) -> AgentRecord:
     if spec.startswith("torchscript:"):
         return _artifact_record("torchscript", Path(spec.partition(":")[2]), None)
     path = Path(spec)
+    if path.is_dir() and (path / "model.zip").is_file():  # a `gymforge train` run folder
+        path = path / "model.zip"
     if path.suffix in (".zip", ".pt", ".ts", ".pth") or path.is_file():
         if not path.is_file():
             raise ValueError(f"--agent file not found: {path}")
@@ -175,7 +177,19 @@ def _is_torchscript(path: Path) -> bool:
 
 
 def detect_sb3_algorithm(path: Path) -> str:
-    """The algorithm of a saved SB3 model, from the class names and fields in its ``data`` file."""
+    """The algorithm of a saved SB3 model.
+
+    From the ``config.json`` that ``gymforge train`` writes beside its ``model.zip`` when there is
+    one, otherwise from the class names and fields in the zip's ``data`` file.
+    """
+    config = Path(path).parent / "config.json"
+    if config.is_file():
+        try:
+            data = json.loads(config.read_text())
+        except json.JSONDecodeError:
+            data = {}
+        if data.get("format") == "gymforge-sb3-agent" and data.get("algo") in SB3_ALGORITHMS:
+            return str(data["algo"])
     with zipfile.ZipFile(path) as archive:
         data = json.loads(archive.read("data"))
     policy = data.get("policy_class", {})

@@ -20,7 +20,8 @@ from gymforge.registry import get_spec
 
 TASK = "lineflow/ShortWaitingTime"
 ENV_ID = "LineFlow-WaitingTime-v0"
-SEEDS = [2_000_000, 2_000_001, 2_000_002]
+#: held-out seeds above the training range [0, 2**62) of `gymforge train`.
+SEEDS = [2**62 + 5_000_000 + i for i in range(3)]
 HORIZON = 300
 
 
@@ -44,7 +45,7 @@ def protocol_data(seeds: list[int] | None = None, horizon: int = HORIZON) -> dic
             "max_steps": horizon,
             "verify_episodes": 1,
         },
-        "training_seeds": {"start": 0, "stop": 1_000_000},
+        "training_seeds": {"start": 0, "stop": 2**62},
         "budget": {"train_env_steps": 1000, "source": "test"},
         "metric": {"name": "return", "higher_is_better": True, "description": "sum of rewards"},
         "record_info": ["n_parts", "n_scrap_parts"],

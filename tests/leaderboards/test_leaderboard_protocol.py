@@ -65,6 +65,7 @@ def _broken(tmp_path, edit):
     ("edit", "message"),
     [
         (lambda d: d["evaluation"].update(seeds=[5, 6, 7]), "disjoint from the training seeds"),
+        (lambda d: d["evaluation"].update(seeds=[-1, 2**62 + 1, 2**62 + 2]), "non-negative"),
         (lambda d: d["evaluation"].update(episodes=4), "evaluation.episodes"),
         (lambda d: d["evaluation"].update(seeds=[1, 1]), "distinct"),
         (lambda d: d["env"].update(version=1), "env.version"),
