@@ -7,7 +7,7 @@ works without it.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from gymforge.registry import all_specs, get_spec, register_all
+from gymforge.registry import all_specs, get_spec, make_parallel, register_all
 
 try:
     __version__ = version("gymforge")
@@ -16,4 +16,4 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 
 register_all()
 
-__all__ = ["__version__", "all_specs", "get_spec"]
+__all__ = ["__version__", "all_specs", "get_spec", "make_parallel"]

@@ -1,0 +1,36 @@
+"""Min-max ids: one PettingZoo game per ``MinMax-<Game>-v0`` and the single-agent ``MinMaxTuning-v0``."""
+
+from __future__ import annotations
+
+from gymforge.spec import Capabilities, EnvSpec
+
+ORDER = 30
+
+_PARALLEL = "gymforge.envs.minmax.parallel_env:MinMaxParallelEnv"
+_MULTI_AGENT = Capabilities(multi_agent=True)  # batched view: MinMaxBatchedParallelEnv
+
+_GAMES: tuple[tuple[str, str, str], ...] = (
+    ("Bilinear", "bilinear", "bilinear game xᵀAy (default f = xy)"),
+    (
+        "Quadratic",
+        "quadratic",
+        "quadratic game a‖x‖² + xᵀBy − c‖y‖² (default 0.05x² + xy − 0.05y²)",
+    ),
+    ("XY2", "xy2", "f = −x·y² with x ≥ 0 (x projected)"),
+    ("Sextic", "sextic", "almost-bilinear sextic game with a limit cycle"),
+)
+
+SPECS: tuple[EnvSpec, ...] = (
+    *(
+        EnvSpec(
+            id=f"MinMax-{suffix}-v0",
+            family="minmax",
+            summary=f"MinMax two-player PettingZoo game: {summary}",
+            entry_point=None,
+            parallel_entry_point=_PARALLEL,
+            kwargs={"game": game},
+            capabilities=_MULTI_AGENT,
+        )
+        for suffix, game, summary in _GAMES
+    ),
+)
