@@ -33,4 +33,13 @@ SPECS: tuple[EnvSpec, ...] = (
         )
         for suffix, game, summary in _GAMES
     ),
+    EnvSpec(
+        id="MinMaxTuning-v0",
+        family="minmax",
+        summary="MinMax optimizer tuning: pick heavy-ball GDA's step size and momentum each step",
+        entry_point="gymforge.envs.minmax.tuning_env:MinMaxTuningEnv",
+        vector_entry_point="gymforge.envs.minmax.tuning_env:MinMaxTuningVecEnv",
+        kwargs={"game": "bilinear", "order": "simultaneous"},
+        capabilities=Capabilities(batched=True, devices=("cpu", "cuda")),
+    ),
 )
