@@ -14,6 +14,13 @@ from gymforge.registry import get_spec, load_entry_point
 #: algorithm name -> trainer entry point. Families and baselines add their rows here.
 TRAINERS: dict[str, str] = {
     "qmamba": "gymforge.agents.metabbo.train:train_cli",  # MetaBBO offline agent
+    # Stable-Baselines3 / sb3-contrib baselines (gymforge.baselines.sb3)
+    "ppo": "gymforge.baselines.sb3.cli:train_ppo",
+    "a2c": "gymforge.baselines.sb3.cli:train_a2c",
+    "dqn": "gymforge.baselines.sb3.cli:train_dqn",
+    "sac": "gymforge.baselines.sb3.cli:train_sac",
+    "recurrent_ppo": "gymforge.baselines.sb3.cli:train_recurrent_ppo",
+    "trpo": "gymforge.baselines.sb3.cli:train_trpo",
 }
 
 

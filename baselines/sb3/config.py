@@ -1,0 +1,306 @@
+"""Training configs: the versioned per-task defaults in ``baselines/configs/`` and user files.
+
+A config file (YAML or JSON) holds, all keys but ``version`` optional::
+
+    version: 1            # schema version, must be 1
+    revision: 2           # revision of this hyperparameter set (bump when a value changes)
+    description: "..."
+    env_kwargs: {}        # keyword arguments of gym.make / gym.make_vec
+    n_envs: 5             # parallel training envs
+    frame_stack: 1        # observations stacked along the last axis (1: none)
+    curriculum: null      # or {start, threshold, update, factor_max, look_back}
+    eval: {every: 25000, episodes: 1}   # held-out evaluation (every 0: off)
+    checkpoint_every: 0   # steps between resumable checkpoints (0: only the final model)
+    algos:                # per-algorithm keyword arguments of the SB3 class
+      ppo: {n_steps: 500, batch_size: 500}
+
+The effective config of a run is ``default.yaml``, then ``<env id>.yaml`` when the id has one,
+then the user's ``--config`` file, each overriding the previous key by key (``algos``, ``eval``
+and ``curriculum`` merge one level deeper). Every file is validated on its own, so an error
+names the file and the key.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import inspect
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gymforge.baselines.sb3.algorithms import ALGORITHMS, get_algorithm
+
+SCHEMA_VERSION = 1
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+TOP_KEYS = (
+    "version",
+    "revision",
+    "description",
+    "env_kwargs",
+    "n_envs",
+    "frame_stack",
+    "curriculum",
+    "eval",
+    "checkpoint_every",
+    "algos",
+)
+CURRICULUM_KEYS = ("start", "threshold", "update", "factor_max", "look_back")
+EVAL_KEYS = ("every", "episodes")
+#: SB3 constructor arguments that ``gymforge train`` sets itself.
+RESERVED_ALGO_KWARGS = (
+    "policy",
+    "env",
+    "seed",
+    "device",
+    "verbose",
+    "tensorboard_log",
+    "_init_setup_model",
+)
+
+
+@dataclass(frozen=True)
+class Curriculum:
+    """Scrap-factor curriculum (LineFlow): raise the factor when training returns are high.
+
+    After every rollout, when the mean return of the last ``look_back`` finished training
+    episodes is at least ``threshold``, the factor grows by ``update`` (capped at ``factor_max``)
+    and the window starts afresh. Training starts at ``start``.
+    """
+
+    start: float = 0.0
+    threshold: float = 0.0
+    update: float = 0.02
+    factor_max: float = float("inf")
+    look_back: int = 5
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The validated, merged config of one training run."""
+
+    revision: int = 0
+    description: str = ""
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    n_envs: int = 1
+    frame_stack: int = 1
+    curriculum: Curriculum | None = None
+    eval_every: int = 0
+    eval_episodes: int = 1
+    checkpoint_every: int = 0
+    algos: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()
+
+    def algo_kwargs(self, algo: str) -> dict[str, Any]:
+        """Keyword arguments for ``algo``'s constructor (a copy)."""
+        return copy.deepcopy(self.algos.get(algo, {}))
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (stored in the run's ``config.json``)."""
+        curriculum = None
+        if self.curriculum is not None:
+            curriculum = {k: getattr(self.curriculum, k) for k in CURRICULUM_KEYS}
+            if curriculum["factor_max"] == float("inf"):
+                curriculum["factor_max"] = None
+        return {
+            "version": SCHEMA_VERSION,
+            "revision": self.revision,
+            "description": self.description,
+            "env_kwargs": self.env_kwargs,
+            "n_envs": self.n_envs,
+            "frame_stack": self.frame_stack,
+            "curriculum": curriculum,
+            "eval": {"every": self.eval_every, "episodes": self.eval_episodes},
+            "checkpoint_every": self.checkpoint_every,
+            "algos": self.algos,
+        }
+
+
+def read_file(path: str | Path) -> dict[str, Any]:
+    """Parse a YAML (``.yaml``/``.yml``) or JSON (``.json``) file into a mapping."""
+    path = Path(path)
+    if path.suffix not in (".yaml", ".yml", ".json"):
+        raise ValueError(f"config file must end in .yaml, .yml or .json, got {str(path)!r}")
+    if not path.is_file():
+        raise ValueError(f"config file not found: {path}")
+    text = path.read_text()
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as error:
+        raise ValueError(f"{path}: not valid {path.suffix[1:].upper()}: {error}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: the top level must be a mapping, got {type(data).__name__}")
+    return data
+
+
+def _int(value: Any, where: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{where} must be an int >= {minimum}, got {value!r}")
+    return value
+
+
+def _number(value: Any, where: str, minimum: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+        raise ValueError(f"{where} must be a number >= {minimum}, got {value!r}")
+    return float(value)
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} must be a mapping, got {value!r}")
+    return value
+
+
+def _unknown(keys: Any, allowed: tuple[str, ...], where: str) -> None:
+    extra = sorted(set(keys) - set(allowed))
+    if extra:
+        raise ValueError(f"{where}: unknown key {extra[0]!r}; allowed: {list(allowed)}")
+
+
+def algo_parameters(algo: str) -> list[str]:
+    """Constructor arguments a config may set for ``algo``."""
+    init = get_algorithm(algo).load_class().__init__
+    names = [
+        name
+        for name, p in inspect.signature(init).parameters.items()
+        if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    return sorted(n for n in names if n not in RESERVED_ALGO_KWARGS)
+
+
+def check_file(data: dict[str, Any], source: str) -> None:
+    """Validate one config mapping (complete or partial); errors name ``source`` and the key."""
+    _unknown(data, TOP_KEYS, source)
+    if "version" not in data:
+        raise ValueError(f"{source}: missing key 'version' (must be {SCHEMA_VERSION})")
+    if data["version"] != SCHEMA_VERSION:
+        raise ValueError(f"{source}: version must be {SCHEMA_VERSION}, got {data['version']!r}")
+    if "revision" in data:
+        _int(data["revision"], f"{source}: revision", 0)
+    if "description" in data and not isinstance(data["description"], str):
+        raise ValueError(f"{source}: description must be a string, got {data['description']!r}")
+    if "env_kwargs" in data:
+        _mapping(data["env_kwargs"], f"{source}: env_kwargs")
+    if "n_envs" in data:
+        _int(data["n_envs"], f"{source}: n_envs", 1)
+    if "frame_stack" in data:
+        _int(data["frame_stack"], f"{source}: frame_stack", 1)
+    if "checkpoint_every" in data:
+        _int(data["checkpoint_every"], f"{source}: checkpoint_every", 0)
+    if data.get("curriculum") is not None:
+        cur = _mapping(data["curriculum"], f"{source}: curriculum")
+        _unknown(cur, CURRICULUM_KEYS, f"{source}: curriculum")
+        for key in ("start", "update"):
+            if key in cur:
+                _number(cur[key], f"{source}: curriculum.{key}", 0.0)
+        if "threshold" in cur:
+            _number(cur["threshold"], f"{source}: curriculum.threshold", float("-inf"))
+        if cur.get("factor_max") is not None:
+            _number(cur["factor_max"], f"{source}: curriculum.factor_max", 0.0)
+        if "look_back" in cur:
+            _int(cur["look_back"], f"{source}: curriculum.look_back", 1)
+    if "eval" in data:
+        ev = _mapping(data["eval"], f"{source}: eval")
+        _unknown(ev, EVAL_KEYS, f"{source}: eval")
+        if "every" in ev:
+            _int(ev["every"], f"{source}: eval.every", 0)
+        if "episodes" in ev:
+            _int(ev["episodes"], f"{source}: eval.episodes", 1)
+    if "algos" in data:
+        algos = _mapping(data["algos"], f"{source}: algos")
+        _unknown(algos, tuple(ALGORITHMS), f"{source}: algos")
+        for name, kwargs in algos.items():
+            kwargs = _mapping(kwargs if kwargs is not None else {}, f"{source}: algos.{name}")
+            allowed = algo_parameters(name)
+            for key in kwargs:
+                if key in RESERVED_ALGO_KWARGS:
+                    raise ValueError(
+                        f"{source}: algos.{name}.{key} is set by gymforge train itself "
+                        f"(use its command-line options); settable: {allowed}"
+                    )
+                if key not in allowed:
+                    raise ValueError(
+                        f"{source}: algos.{name}: unknown argument {key!r}; allowed: {allowed}"
+                    )
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if key in ("algos", "eval", "curriculum") and isinstance(value, dict):
+            inner = dict(merged.get(key) or {})
+            if key == "algos":
+                for algo, kwargs in value.items():
+                    inner[algo] = {**inner.get(algo, {}), **(kwargs or {})}
+            else:
+                inner.update(value)
+            merged[key] = inner
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def task_config_path(env_id: str) -> Path | None:
+    """The packaged defaults file of ``env_id``, if it has one."""
+    path = CONFIG_DIR / f"{env_id}.yaml"
+    return path if path.is_file() else None
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex digest of a file's bytes."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def load_config(
+    env_id: str, user_file: str | Path | None = None, overrides: dict[str, Any] | None = None
+) -> TrainConfig:
+    """The merged, validated config of a run on ``env_id``.
+
+    Args:
+        env_id: the id whose packaged defaults apply.
+        user_file: an optional ``--config`` file (YAML or JSON).
+        overrides: an optional mapping in the file schema (``version`` may be left out), applied
+            last; sweeps pass their hyperparameter grid points this way.
+    """
+    layers: list[tuple[str, dict[str, Any]]] = [
+        ("default.yaml", read_file(CONFIG_DIR / "default.yaml"))
+    ]
+    task_path = task_config_path(env_id)
+    if task_path is not None:
+        layers.append((task_path.name, read_file(task_path)))
+    if user_file is not None:
+        layers.append((str(user_file), read_file(user_file)))
+    if overrides:
+        layers.append(("overrides", {"version": SCHEMA_VERSION, **overrides}))
+    merged: dict[str, Any] = {}
+    for source, data in layers:
+        check_file(data, source)
+        merged = _merge(merged, data)
+    return from_mapping(merged, tuple(source for source, _ in layers))
+
+
+def from_mapping(merged: dict[str, Any], sources: tuple[str, ...] = ()) -> TrainConfig:
+    """A :class:`TrainConfig` from a complete mapping (e.g. ``TrainConfig.to_json()`` output)."""
+    check_file(merged, sources[-1] if sources else "config")
+    cur = merged.get("curriculum")
+    curriculum = None
+    if cur is not None:
+        cur = {k: v for k, v in cur.items() if v is not None}
+        curriculum = Curriculum(**cur)
+    ev = merged.get("eval", {})
+    return TrainConfig(
+        revision=int(merged.get("revision", 0)),
+        description=str(merged.get("description", "")),
+        env_kwargs=dict(merged.get("env_kwargs", {})),
+        n_envs=int(merged.get("n_envs", 1)),
+        frame_stack=int(merged.get("frame_stack", 1)),
+        curriculum=curriculum,
+        eval_every=int(ev.get("every", 0)),
+        eval_episodes=int(ev.get("episodes", 1)),
+        checkpoint_every=int(merged.get("checkpoint_every", 0)),
+        algos={k: dict(v or {}) for k, v in merged.get("algos", {}).items()},
+        sources=sources,
+    )

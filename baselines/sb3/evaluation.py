@@ -1,0 +1,43 @@
+"""Deterministic episodes of an :class:`SB3Agent` on held-out seeds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gymforge.baselines.sb3.agent import SB3Agent
+from gymforge.baselines.sb3.envs import EVAL_SEED_BASE, make_single_env
+
+
+def eval_seeds(episodes: int, offset: int = 0) -> list[int]:
+    """The held-out seeds ``EVAL_SEED_BASE + offset + k`` for ``k < episodes``."""
+    return [EVAL_SEED_BASE + offset + k for k in range(episodes)]
+
+
+def run_episodes(
+    agent: SB3Agent, env_id: str, env_kwargs: dict[str, Any], seeds: list[int]
+) -> list[dict[str, Any]]:
+    """One episode per seed with ``agent`` acting; ``[{seed, return, length}, ...]``."""
+    env = make_single_env(env_id, env_kwargs)
+    episodes: list[dict[str, Any]] = []
+    try:
+        for seed in seeds:
+            agent.reset(seed=seed)
+            obs, info = env.reset(seed=seed)
+            total, length, done = 0.0, 0, False
+            while not done:
+                obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+                total += float(reward)
+                length += 1
+                done = bool(terminated or truncated)
+            episodes.append({"seed": int(seed), "return": total, "length": length})
+    finally:
+        env.close()
+    return episodes
+
+
+def summarize(episodes: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean and population std of the episode returns."""
+    returns = np.array([e["return"] for e in episodes], dtype=float)
+    return {"mean_return": float(returns.mean()), "std_return": float(returns.std())}

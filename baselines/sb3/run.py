@@ -1,0 +1,355 @@
+"""One SB3 training run: build the env and model, train with callbacks, save resumable artifacts.
+
+Layout of a run folder ``OUT``::
+
+    OUT/model.zip            final model (SB3 ``save``)
+    OUT/config.json          what the model is: algo, env id and kwargs, seed, steps, settings
+    OUT/evaluations.json     periodic held-out evaluations
+    OUT/checkpoints/step_N/  model.zip + config.json (+ replay_buffer.pkl for DQN/SAC)
+    OUT/tb/                  TensorBoard logs (when tensorboard is installed)
+
+Every file is written to a temporary name and renamed, ``config.json`` last, so a killed run
+leaves either a complete artifact or none.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import torch
+from gymnasium import spaces
+
+from gymforge.baselines.sb3.agent import (
+    ARTIFACT_FORMAT,
+    ARTIFACT_FORMAT_VERSION,
+    CONFIG_FILE,
+    MODEL_FILE,
+    read_artifact_config,
+    resolve_artifact,
+)
+from gymforge.baselines.sb3.algorithms import check_spaces, get_algorithm
+from gymforge.baselines.sb3.callbacks import Checkpoints, PeriodicEvaluation, ScrapFactorCurriculum
+from gymforge.baselines.sb3.config import TrainConfig, from_mapping, load_config
+from gymforge.baselines.sb3.envs import (
+    EVAL_SEED_BASE,
+    TRAIN_SEED_LIMIT,
+    check_train_seed,
+    make_single_env,
+    make_train_env,
+)
+from gymforge.registry import get_spec
+
+EVALUATIONS_FILE = "evaluations.json"
+REPLAY_FILE = "replay_buffer.pkl"
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` produced."""
+
+    out: Path
+    steps: int
+    evaluations: list[dict[str, Any]] = field(default_factory=list)
+    wall_s: float = 0.0
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temporary file in the same folder, then rename)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def _save_model(model: Any, path: Path) -> None:
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.zip")
+    model.save(str(tmp))
+    os.replace(tmp, path)
+
+
+def _latest_artifact(path: Path) -> Path:
+    """The newest complete artifact under a run folder (final model or checkpoint)."""
+    candidates = []
+    for folder in [path, *sorted((path / "checkpoints").glob("step_*"))]:
+        if (folder / MODEL_FILE).is_file() and (folder / CONFIG_FILE).is_file():
+            candidates.append((json.loads((folder / CONFIG_FILE).read_text())["steps"], folder))
+    if not candidates:
+        raise ValueError(f"--resume: no model.zip + config.json in {path} or its checkpoints/")
+    return max(candidates, key=lambda c: c[0])[1]
+
+
+def _run_root(folder: Path) -> Path:
+    return folder.parent.parent if folder.parent.name == "checkpoints" else folder
+
+
+def _package_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("gymforge")
+    except Exception:  # not installed (source checkout on sys.path)
+        return "unknown"
+
+
+def _check_request(
+    env_id: str, algo_name: str, steps: int, cfg: TrainConfig, seed: int, vectorized: bool
+) -> None:
+    if env_id not in gym.registry:
+        get_spec(env_id)  # raises, listing the registered gymforge ids
+    algo = get_algorithm(algo_name)
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    check_train_seed(seed, cfg.n_envs)
+    env = make_single_env(env_id, cfg.env_kwargs)
+    try:
+        check_spaces(algo, env.observation_space, env.action_space, env_id)
+        if cfg.frame_stack > 1 and not isinstance(env.observation_space, spaces.Box):
+            raise ValueError(
+                f"frame_stack={cfg.frame_stack} needs a Box observation space; {env_id} has "
+                f"{env.observation_space}"
+            )
+    finally:
+        env.close()
+    if vectorized and (env_id not in gym.registry or get_spec(env_id).vector_entry_point is None):
+        raise ValueError(f"--vectorized needs an id with a batched torch engine; {env_id} has none")
+
+
+def train(
+    env_id: str | None,
+    algo: str | None,
+    steps: int,
+    seed: int = 0,
+    out: str | Path | None = None,
+    n_envs: int | None = None,
+    vectorized: bool = False,
+    device: str = "cpu",
+    policy_device: str = "cpu",
+    config_file: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    resume: str | Path | None = None,
+    progress_bar: bool = False,
+    tensorboard: bool = True,
+    verbose: int = 0,
+    save_replay_buffer: bool = False,
+    command: list[str] | None = None,
+) -> TrainResult:
+    """Train ``algo`` on ``env_id`` for ``steps`` environment steps (in total, when resuming).
+
+    Args:
+        env_id, algo: what to train (with ``resume``: ``None`` or the resumed run's values).
+        steps: total environment steps of the run (SB3 rounds up to whole rollouts).
+        seed: the run's seed (training envs start at ``seed + i``; see :mod:`.envs`).
+        out: run folder (default ``runs/<env id>/<algo>-seed<seed>``); must not hold a run.
+        n_envs: parallel training envs (default: the config's).
+        vectorized, device: train on the id's batched torch env on ``device``.
+        policy_device: torch device of the policy network.
+        config_file, overrides: see :func:`gymforge.baselines.sb3.config.load_config`.
+        resume: a run folder or checkpoint to continue (model, step count, curriculum state,
+            replay buffer; its config and seed).
+        progress_bar, tensorboard, verbose: output.
+        save_replay_buffer: also store DQN/SAC's replay buffer beside the final model
+            (checkpoints always hold it, so resuming from one continues with it).
+        command: the command line, recorded in ``config.json``.
+    """
+    start_time = time.perf_counter()
+    previous: dict[str, Any] | None = None
+    source: Path | None = None
+    if resume is not None:
+        resume = Path(resume)
+        if not resume.exists():
+            raise ValueError(f"--resume: {resume} does not exist")
+        source = _latest_artifact(resume) if resume.is_dir() else resolve_artifact(resume)[0].parent
+        previous = read_artifact_config(source)
+        for name, given in (("env id", env_id), ("algo", algo)):
+            key = "env_id" if name == "env id" else "algo"
+            if given is not None and given != previous[key]:
+                raise ValueError(
+                    f"--resume: the run at {source} trained {name} {previous[key]!r}, not {given!r}"
+                )
+        env_id, algo, seed = previous["env_id"], previous["algo"], int(previous["seed"])
+        cfg = from_mapping(previous["train_config"], (str(source / CONFIG_FILE),))
+        vectorized, device = bool(previous["vectorized"]), previous.get("env_device", device)
+        if steps <= previous["steps"]:
+            raise ValueError(
+                f"steps must exceed the {previous['steps']} steps already trained at {source}, "
+                f"got {steps}"
+            )
+    else:
+        if env_id is None or algo is None:
+            raise ValueError("env_id and algo are required unless resuming")
+        cfg = load_config(env_id, config_file, overrides)
+        if n_envs is not None:
+            if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
+                raise ValueError(f"n_envs must be an int >= 1, got {n_envs!r}")
+            cfg = from_mapping({**cfg.to_json(), "n_envs": n_envs}, cfg.sources)
+    assert env_id is not None and algo is not None
+    _check_request(env_id, algo, steps, cfg, seed, vectorized)
+    algorithm = get_algorithm(algo)
+    if out is None:
+        out = (
+            _run_root(source)
+            if source is not None
+            else Path("runs") / env_id / f"{algo}-seed{seed}"
+        )
+    out = Path(out)
+    if previous is None and (out / CONFIG_FILE).exists():
+        raise ValueError(f"{out} already holds a run; pass --resume {out} or another --out")
+
+    done_steps = int(previous["steps"]) if previous else 0
+    venv = make_train_env(
+        env_id,
+        cfg.env_kwargs,
+        cfg.n_envs,
+        seed,
+        cfg.frame_stack,
+        vectorized,
+        device,
+        start_step=done_steps,
+    )
+    cls = algorithm.load_class()
+    tb_dir = None
+    if tensorboard and importlib.util.find_spec("tensorboard") is not None:
+        tb_dir = str(out / "tb")
+    kwargs = cfg.algo_kwargs(algo)
+    if source is not None:
+        model = cls.load(str(source / MODEL_FILE), env=venv, device=policy_device)
+        model.tensorboard_log = tb_dir
+        if algorithm.off_policy and (source / REPLAY_FILE).is_file():
+            model.load_replay_buffer(str(source / REPLAY_FILE))
+    else:
+        policy = algorithm.policy_for(venv.observation_space)
+        model = cls(
+            policy,
+            venv,
+            seed=seed,
+            device=policy_device,
+            verbose=verbose,
+            tensorboard_log=tb_dir,
+            **kwargs,
+        )
+    out.mkdir(parents=True, exist_ok=True)
+
+    evaluations: list[dict[str, Any]] = []
+    if previous is not None and (out / EVALUATIONS_FILE).is_file():
+        old = json.loads((out / EVALUATIONS_FILE).read_text())["evaluations"]
+        evaluations = [row for row in old if row["timesteps"] <= done_steps]
+
+    def write_evaluations(history: list[dict[str, Any]]) -> None:
+        write_json(
+            out / EVALUATIONS_FILE,
+            {"env_id": env_id, "algo": algo, "seed": seed, "evaluations": history},
+        )
+
+    curriculum = None
+    if cfg.curriculum is not None:
+        state = (previous or {}).get("curriculum_state") or {}
+        curriculum = ScrapFactorCurriculum(cfg.curriculum, state.get("scrap_factor"))
+
+    def artifact_config(num_timesteps: int) -> dict[str, Any]:
+        return {
+            "format": ARTIFACT_FORMAT,
+            "format_version": ARTIFACT_FORMAT_VERSION,
+            "algo": algo,
+            "algo_class": algorithm.entry_point,
+            "policy": algorithm.policy_for(model.observation_space),
+            "env_id": env_id,
+            "env_kwargs": cfg.env_kwargs,
+            "frame_stack": cfg.frame_stack,
+            "seed": seed,
+            "steps": int(num_timesteps),
+            "target_steps": int(steps),
+            "n_envs": cfg.n_envs,
+            "vectorized": vectorized,
+            "env_device": device,
+            "algo_kwargs": kwargs if previous is None else previous["algo_kwargs"],
+            "train_config": cfg.to_json(),
+            "config_sources": list(cfg.sources),
+            "curriculum_state": (
+                {"scrap_factor": curriculum.factor} if curriculum is not None else None
+            ),
+            "seeds": {
+                "train": f"[0, {TRAIN_SEED_LIMIT}): env i starts at seed + i",
+                "eval_base": EVAL_SEED_BASE,
+            },
+            "command": command,
+            "resumed_from": str(source) if source is not None else None,
+            "versions": {
+                "gymforge": _package_version(),
+                "stable_baselines3": _version("stable_baselines3"),
+                "sb3_contrib": _version("sb3_contrib"),
+                "torch": torch.__version__,
+                "gymnasium": gym.__version__,
+                "python": platform.python_version(),
+            },
+            "saved_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+
+    def save_checkpoint() -> Path:
+        folder = out / "checkpoints" / f"step_{model.num_timesteps}"
+        tmp = out / "checkpoints" / f".step_{model.num_timesteps}.{os.getpid()}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        model.save(str(tmp / MODEL_FILE))
+        if algorithm.off_policy:
+            model.save_replay_buffer(str(tmp / REPLAY_FILE))
+        write_json(tmp / CONFIG_FILE, artifact_config(model.num_timesteps))
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+        return folder
+
+    callbacks: list[Any] = []
+    if curriculum is not None:
+        callbacks.append(curriculum)
+    if cfg.eval_every > 0:
+        callbacks.append(
+            PeriodicEvaluation(
+                env_id,
+                cfg.env_kwargs,
+                cfg.eval_every,
+                cfg.eval_episodes,
+                cfg.frame_stack,
+                algorithm.recurrent,
+                evaluations,
+                write_evaluations,
+            )
+        )
+    if cfg.checkpoint_every > 0:
+        callbacks.append(Checkpoints(cfg.checkpoint_every, save_checkpoint))
+
+    model.learn(
+        total_timesteps=steps - done_steps,
+        callback=callbacks,
+        reset_num_timesteps=previous is None,
+        tb_log_name=algo,
+        progress_bar=progress_bar,
+    )
+    venv.close()
+    _save_model(model, out / MODEL_FILE)
+    if algorithm.off_policy and save_replay_buffer:
+        tmp = out / f".{REPLAY_FILE}.{os.getpid()}.tmp.pkl"
+        model.save_replay_buffer(str(tmp))
+        os.replace(tmp, out / REPLAY_FILE)
+    final = artifact_config(model.num_timesteps)
+    final["wall_s"] = round(time.perf_counter() - start_time, 3)
+    write_evaluations(evaluations)
+    write_json(out / CONFIG_FILE, final)
+    return TrainResult(out, int(model.num_timesteps), evaluations, final["wall_s"])
+
+
+def _version(module: str) -> str | None:
+    mod = sys.modules.get(module)
+    if mod is None and importlib.util.find_spec(module) is not None:
+        mod = importlib.import_module(module)
+    return getattr(mod, "__version__", None)
