@@ -30,7 +30,7 @@ def calibrate(root: Path, task: str, progress: bool = False) -> tuple[float, flo
         record = parse_agent_spec(data["normalisation"][which]["agent"], protocol.env_id)
         episodes = run_episodes(protocol, record, progress=progress)
         mean = aggregate([e["metric"] for e in episodes])["mean"]
-        data["normalisation"][which]["score"] = round(mean, 6)
+        data["normalisation"][which]["score"] = mean
         scores.append(mean)
     write_json_atomic(protocol.path, data)
     load_protocol(root, task)  # the written file must still pass its checks

@@ -245,3 +245,24 @@ def test_leaderboards__killed_submission_leaves_no_partial_files(board, tmp_path
         "20260102-wait18",
     ]
     assert verify(board, rerun=False).ok
+
+
+def test_leaderboards__calibrate_refuses_a_board_with_rows(board):
+    from gymforge.leaderboards.calibrate import calibrate
+
+    with pytest.raises(ValueError, match="already has submissions"):
+        calibrate(board, TASK)
+
+
+def test_leaderboards__reference_rows_come_from_the_registry(tmp_path):
+    from gymforge.leaderboards.reference_rows import seed_board
+
+    root = small_root(tmp_path)
+    added = seed_board(root, TASK)
+    assert sorted(p.name.split("-", 1)[1] for p in added) == [
+        "random-uniform-actions",
+        "reference-optimal",
+    ]
+    assert seed_board(root, TASK) == []  # rows already on the board are not submitted twice
+    write_all(root)
+    assert verify(root).ok
