@@ -42,13 +42,18 @@ def empirical_means(counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
 
 
 def lower_confidence_bounds(
-    counts: np.ndarray, sums: np.ndarray, n: int, delta: float, log_factor: float = 4.0
+    counts: np.ndarray,
+    sums: np.ndarray,
+    n: int,
+    delta: float,
+    log_factor: float = 4.0,
+    radius_scale: float = 1.0,
 ) -> np.ndarray:
     """``μ̲_i = μ̂_i − √(log(log_factor · m · n / δ) / (2 N_i))``, 0 where unobserved, clipped to [0, 1]."""
     counts = np.asarray(counts, dtype=np.float64)
     m = counts.shape[0]
     log_term = math.log(log_factor * m * max(n, 1) / _check_delta(delta))
-    radius = np.sqrt(log_term / (2.0 * np.maximum(counts, 1.0)))
+    radius = radius_scale * np.sqrt(log_term / (2.0 * np.maximum(counts, 1.0)))
     lcb = empirical_means(counts, sums) - radius
     return np.clip(np.where(counts > 0, lcb, 0.0), 0.0, 1.0)
 
@@ -61,27 +66,34 @@ def clcb_from_statistics(
     *,
     delta: float = 0.1,
     oracle: Oracle | None = None,
+    radius_scale: float = 1.0,
 ) -> torch.Tensor:
     """Generic CLCB (Alg. 1; the cascade uses Alg. 5's ``log(2mn/δ)``) and CLCB-LLM-C (Alg. 3)."""
     oracle = oracle or default_oracle(problem)
     if isinstance(problem, LLMCacheProblem):
-        return oracle(problem, torch.as_tensor(llm_cache_index(problem, counts, sums, n, delta)))
+        index = llm_cache_index(problem, counts, sums, n, delta, radius_scale)
+        return oracle(problem, torch.as_tensor(index))
     if isinstance(problem, InfluenceProblem):
         raise ValueError("influence maximization needs node-level records: use clcb_im")
     log_factor = 2.0 if problem.name == "cascade" else 4.0
-    lcb = lower_confidence_bounds(counts, sums, n, delta, log_factor)
+    lcb = lower_confidence_bounds(counts, sums, n, delta, log_factor, radius_scale)
     return oracle(problem, torch.as_tensor(lcb))
 
 
 def llm_cache_index(
-    problem: LLMCacheProblem, counts: np.ndarray, sums: np.ndarray, n: int, delta: float
+    problem: LLMCacheProblem,
+    counts: np.ndarray,
+    sums: np.ndarray,
+    n: int,
+    delta: float,
+    radius_scale: float = 1.0,
 ) -> np.ndarray:
     """CLCB-LLM-C's index over the ``2m`` arms: ``p̂`` then the cost UCBs ``c̄`` (Alg. 3)."""
     m = problem.n_queries
     arrival = empirical_means(counts[:m], sums[:m])
     cost_counts = np.asarray(counts[m:], dtype=np.float64)
     log_term = math.log(4 * m * max(n, 1) / _check_delta(delta))
-    ucb = empirical_means(cost_counts, sums[m:]) + np.sqrt(
+    ucb = empirical_means(cost_counts, sums[m:]) + radius_scale * np.sqrt(
         2.0 * log_term / np.maximum(cost_counts, 1.0)
     )
     return np.concatenate([arrival, np.clip(np.where(cost_counts > 0, ucb, 1.0), 0.0, 1.0)])
@@ -145,7 +157,11 @@ def clcb_im(
 
 
 def clcb(
-    dataset: LoggedDataset, *, delta: float = 0.1, oracle: Oracle | None = None
+    dataset: LoggedDataset,
+    *,
+    delta: float = 0.1,
+    oracle: Oracle | None = None,
+    radius_scale: float = 1.0,
 ) -> torch.Tensor:
     """CLCB on a logged dataset, dispatching to the application's variant.
 
@@ -155,5 +171,11 @@ def clcb(
         return clcb_im(dataset, delta=delta, oracle=oracle)
     counts, sums = dataset.arm_statistics()
     return clcb_from_statistics(
-        dataset.problem, counts, sums, dataset.n, delta=delta, oracle=oracle
+        dataset.problem,
+        counts,
+        sums,
+        dataset.n,
+        delta=delta,
+        oracle=oracle,
+        radius_scale=radius_scale,
     )

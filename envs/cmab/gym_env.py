@@ -92,12 +92,20 @@ class CMABVecEnv(TorchVectorEnv):
         return spaces.MultiDiscrete(np.full(k, n, dtype=np.int64))
 
     # --- super arms ----------------------------------------------------------------------
+    def _validate(self, ids: Any, field: str = "super_arm") -> torch.Tensor:
+        if not torch.is_tensor(ids):
+            ids = torch.as_tensor(np.asarray(ids))
+        problem = self.problem
+        return validate_super_arm(
+            ids, problem.n_ids, problem.size, field, problem.id_name, problem.size_name
+        )
+
     def decode(self, action: Any) -> torch.Tensor:
         """Super-arm ids ``(B, k)`` of a batch of actions (validated)."""
         action = torch.as_tensor(np.asarray(action) if not torch.is_tensor(action) else action)
         action = action.to(self.device)
         if self.action_format == "ids":
-            return validate_super_arm(action, self.problem.n_ids, self.problem.size, "action")
+            return self._validate(action, "action")
         squeeze = action.dim() == 1
         action = action[None] if squeeze else action
         nvec = torch.as_tensor(choice_nvec(self.problem.n_ids, self.problem.size))
@@ -107,9 +115,7 @@ class CMABVecEnv(TorchVectorEnv):
 
     def encode(self, super_arm: Any) -> torch.Tensor:
         """The actions ``(B, k)`` that play the super arms ``super_arm`` (ids, validated)."""
-        ids = validate_super_arm(
-            torch.as_tensor(np.asarray(super_arm)), self.problem.n_ids, self.problem.size
-        ).to(self.device)
+        ids = self._validate(super_arm).to(self.device)
         return ids if self.action_format == "ids" else encode_choice(ids)
 
     # --- evaluation ------------------------------------------------------------------------
@@ -120,7 +126,7 @@ class CMABVecEnv(TorchVectorEnv):
 
     def expected_reward(self, super_arm: Any) -> torch.Tensor:
         """``r(S; μ)`` ``(B,)`` float64 of super arms given as ids ``(k,)`` or ``(B, k)``."""
-        ids = validate_super_arm(super_arm, self.problem.n_ids, self.problem.size).to(self.device)
+        ids = self._validate(super_arm).to(self.device)
         ids = ids.expand(self.num_envs, -1) if ids.shape[0] == 1 else ids
         if ids.shape[0] != self.num_envs:
             raise ValueError(f"super_arm must hold 1 or num_envs={self.num_envs} rows")
@@ -276,7 +282,7 @@ _LLM_DOC = (
 
     ## Description
     The LLM cache bandit of Off-CMAB (after Zhu et al. 2023): ``m`` queries arrive with power-law
-    probabilities ``p(q) ∝ (q+1)^−0.9`` and have unknown mean costs ``c(q)``; the super arm is
+    probabilities ``p ∝ rank^−0.9`` (queries ranked in a random order drawn from the seed) and have unknown mean costs ``c(q)``; the super arm is
     the cache content ``M`` of ``k`` queries. Each step one query arrives; a cached query costs
     nothing, a miss costs ``C_t`` (mean ``c(q)``), observed only on a miss. Expected cost
     ``Σ_{q∉M} p(q) c(q)``; reward = −cost. Base arms: ``m`` arrival arms (always observed) and

@@ -112,6 +112,8 @@ class InfluenceProblem(Problem):
     """
 
     name = "influence"
+    id_name = "nodes"
+    size_name = "n_seeds"
 
     def __init__(
         self,

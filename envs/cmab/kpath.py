@@ -31,6 +31,8 @@ class KPathProblem(Problem):
     """
 
     name = "kpath"
+    id_name = "paths"
+    size_name = "one path"
 
     def __init__(
         self, n_paths: int = 2, path_length: int = 5, base: float = 0.5, gap: float = 0.1

@@ -1,6 +1,8 @@
 """LLM cache bandit (Off-CMAB §3, after Zhu et al. 2023), batched over instances.
 
-``m`` queries arrive with probabilities ``p(q)`` (power law ``p(q) ∝ (q+1)^−α``, α = 0.9) and
+``m`` queries arrive with probabilities ``p(q)`` (power law ``p ∝ rank^−α``, α = 0.9, where each
+instance ranks the queries in a random order drawn from its seed, so an id says nothing about
+popularity) and
 have unknown mean costs ``c(q)``. The super arm is the cache content ``M`` (at most ``k``
 queries); a query in the cache is served for free, a miss costs ``C_t`` with mean ``c(q)``, and
 the cost is observed only on a miss. The env's reward is the negative cost, so
@@ -67,10 +69,13 @@ class LLMCacheProblem(Problem):
         prompts: the prompt texts for ``"tokens"``.
         token_encoding: tiktoken encoding for ``"tokens"`` (``None``: built-in word pieces).
         cost_noise: ``"bernoulli"``, ``"none"`` or ``None`` (the model's default).
-        arrival: fixed arrival probabilities (summing to 1) instead of the power law.
+        arrival: fixed arrival probabilities (summing to 1, in id order) instead of the
+            shuffled power law.
     """
 
     name = "llm_cache"
+    id_name = "queries"
+    size_name = "cache_size"
 
     def __init__(
         self,
@@ -120,6 +125,7 @@ class LLMCacheProblem(Problem):
             self.arrival = probs
         else:
             self.arrival = power_law(self.n_queries, self.alpha_power)
+        self.shuffle_arrival = arrival is None
         self.n_ids = self.n_queries
         self.n_arms = 2 * self.n_queries
         self.size = self.cache_size
@@ -128,12 +134,14 @@ class LLMCacheProblem(Problem):
     def draw_params(self, rng: InstanceRNG) -> Params:
         batch, device = rng.seed.shape[0], rng.seed.device
         p = torch.as_tensor(self.arrival, dtype=torch.float32, device=device).expand(batch, -1)
+        if self.shuffle_arrival:  # which query is popular is random, not its id
+            p = p.gather(1, torch.argsort(rng.uniform(self.n_queries), dim=1))
         if self.fixed_costs is not None:
             c = torch.as_tensor(self.fixed_costs, dtype=torch.float32, device=device)
             c = c.expand(batch, -1).clone()
         else:
             c = self.cost_low + (self.cost_high - self.cost_low) * rng.uniform(self.n_queries)
-        return {"p": p.clone(), "c": c}
+        return {"p": p.contiguous(), "c": c}
 
     def arm_from_ids(self, ids: torch.Tensor) -> torch.Tensor:
         return ids_to_mask(ids, self.n_queries)
@@ -202,5 +210,6 @@ class LLMCacheProblem(Problem):
             "cost_high": self.cost_high,
             "cost_noise": self.cost_noise,
             "arrival": self.arrival.tolist(),
+            "shuffle_arrival": self.shuffle_arrival,
             "fixed_costs": None if self.fixed_costs is None else self.fixed_costs.tolist(),
         }

@@ -44,6 +44,8 @@ class Problem:
     size: int
     alpha: float = 1.0
     feedback_dim: int
+    id_name: str = "items"  # what the ids of a super arm are, for error messages
+    size_name: str = "list_size"  # the argument that sets the super-arm size
 
     # --- instances -----------------------------------------------------------------------
     def draw_params(self, rng: InstanceRNG) -> Params:

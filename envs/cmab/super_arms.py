@@ -27,7 +27,12 @@ def check_action_format(action_format: str) -> str:
 
 
 def validate_super_arm(
-    ids: torch.Tensor, n_ids: int, size: int, field: str = "super_arm", what: str = "items"
+    ids: torch.Tensor,
+    n_ids: int,
+    size: int,
+    field: str = "super_arm",
+    what: str = "items",
+    size_name: str = "list_size",
 ) -> torch.Tensor:
     """Return ``ids`` as int64 of shape ``(B, size)`` or raise ``ValueError`` naming the problem.
 
@@ -41,7 +46,8 @@ def validate_super_arm(
         ids = ids[None]
     if ids.dim() != 2 or ids.shape[1] != size:
         raise ValueError(
-            f"{field} must list exactly {size} distinct {what} (shape ({size},) or (B, {size})), "
+            f"{field} must list exactly {size_name}={size} distinct {what} "
+            f"(shape ({size},) or (B, {size})), "
             f"got shape {tuple(ids.shape)}"
         )
     ids = ids.long()

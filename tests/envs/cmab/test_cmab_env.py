@@ -1,0 +1,118 @@
+"""The Off-CMAB envs: super-arm validation, action encodings, evaluation helpers, batch views."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from gymforge.envs.cmab.super_arms import decode_choice, encode_choice
+
+
+def test_choice_encoding_round_trips_random_super_arms():
+    generator = torch.Generator().manual_seed(0)
+    ids = torch.stack([torch.randperm(30, generator=generator)[:7] for _ in range(200)])
+    action = encode_choice(ids)
+    assert bool((action >= 0).all()) and bool((action < torch.arange(30, 23, -1)).all())
+    assert torch.equal(decode_choice(action, 30), ids)
+
+
+def test_every_sampled_action_is_a_valid_super_arm():
+    env = gym.make("OffCMAB-Cascade-v0").unwrapped
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    for _ in range(200):
+        ids = env.decode(env.action_space.sample())
+        assert len(set(ids.tolist())) == 5
+
+
+@pytest.mark.parametrize(
+    ("env_id", "bad", "match"),
+    [
+        ("OffCMAB-Cascade-v0", [1, 2, 3, 4], "shape"),
+        ("OffCMAB-Cascade-v0", [1, 2, 3, 4, 4], "must not repeat"),
+        ("OffCMAB-Cascade-v0", [1, 2, 3, 4, 100], r"must be in"),
+        ("OffCMAB-Cascade-v0", [-1, 2, 3, 4, 5], r"must be in"),
+        ("OffCMAB-LLMCache-v0", list(range(41)), "shape"),
+        ("OffCMAB-InfluenceMax-v0", [0, 0, 1], "must not repeat"),
+    ],
+)
+def test_invalid_super_arms_raise_before_any_state_change(env_id, bad, match):
+    env = gym.make(env_id, action_format="ids").unwrapped
+    _obs, _ = env.reset(seed=3)
+    steps = env._vector.steps.clone()
+    counter = env._vector.rng.counter.clone()
+    with pytest.raises(ValueError, match=match):
+        env.step(np.array(bad))
+    assert torch.equal(env._vector.steps, steps) and torch.equal(env._vector.rng.counter, counter)
+
+
+def test_over_the_cache_size_is_rejected_by_the_evaluation_helper():
+    env = gym.make("OffCMAB-LLMCache-v0").unwrapped
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="exactly cache_size=40 distinct queries"):
+        env.expected_reward(list(range(41)))
+
+
+def test_ids_and_choice_formats_play_the_same_super_arm():
+    ids = np.array([7, 3, 99, 0, 42])
+    a = gym.make("OffCMAB-Cascade-v0", action_format="ids")
+    b = gym.make("OffCMAB-Cascade-v0")
+    a.reset(seed=5)
+    b.reset(seed=5)
+    for _ in range(20):
+        out_a = a.step(ids)
+        out_b = b.step(b.unwrapped.encode(ids))
+        np.testing.assert_array_equal(out_a[0], out_b[0])
+        assert out_a[1] == out_b[1]
+        np.testing.assert_array_equal(out_a[4]["super_arm"], ids)
+
+
+def test_info_reports_triggered_arms_and_the_reward_is_the_click():
+    env = gym.make("OffCMAB-Cascade-v0", action_format="ids")
+    env.reset(seed=1)
+    ids = np.array([10, 20, 30, 40, 50])
+    for _ in range(50):
+        obs, reward, _, _, info = env.step(ids)
+        position = int(info["click_position"])
+        assert reward == float(position < 5)
+        examined = np.flatnonzero(info["triggered"])
+        assert set(examined) == set(ids[: min(position + 1, 5)])
+        assert info["outcomes"].sum() == reward
+        np.testing.assert_array_equal(obs[:100], info["triggered"].astype(np.float32))
+
+
+def test_expected_and_optimal_reward_helpers():
+    env = gym.make("OffCMAB-Cascade-v0", n_items=6, list_size=2).unwrapped
+    env.reset(seed=4)
+    mu = env.params["mu"][0].double().numpy()
+    assert env.expected_reward([0, 1]) == pytest.approx(1 - (1 - mu[0]) * (1 - mu[1]))
+    best, value = env.optimal_super_arm()
+    assert set(best.tolist()) == set(np.argsort(-mu)[:2].tolist())
+    assert value == pytest.approx(
+        max(env.expected_reward([i, j]) for i in range(6) for j in range(6) if i != j)
+    )
+
+
+def test_the_instance_is_kept_across_autoresets_and_redrawn_on_reset():
+    venv = gym.make_vec(
+        "OffCMAB-KPath-v0", num_envs=3, vectorization_mode="vector_entry_point", horizon=2
+    )
+    venv.reset(seed=0)
+    mu = venv.params["mu"].clone()
+    for _ in range(5):
+        venv.step(torch.zeros(3, 1, dtype=torch.int64))
+    assert torch.equal(venv.params["mu"], mu)
+    venv.reset(seed=100)
+    single = gym.make("OffCMAB-KPath-v0")
+    single.reset(seed=101)
+    assert torch.equal(single.unwrapped.params["mu"][0], venv.params["mu"][1])
+
+
+def test_vector_env_evaluation_helpers_are_batched():
+    venv = gym.make_vec("OffCMAB-LLMCache-v0", num_envs=4, vectorization_mode="vector_entry_point")
+    venv.reset(seed=0)
+    ids, value = venv.optimal_super_arm()
+    assert ids.shape == (4, 40)
+    torch.testing.assert_close(venv.expected_reward(ids), value)
