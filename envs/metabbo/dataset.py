@@ -71,7 +71,7 @@ BEHAVIORS: dict[str, str] = {
     "random": "gymforge.agents.random_agent:RandomAgent",
     "shade": "gymforge.baselines.metabbo.adaptive:SHADEAgent",
     "jde": "gymforge.baselines.metabbo.adaptive:JDEAgent",
-    "static": "gymforge.baselines.metabbo.static:BestStaticAgent",
+    "static": "gymforge.baselines.metabbo.static:StaticAgent",
 }
 #: the expert of ``--behavior mix`` when ``--expert`` is not given: the first available of these
 EXPERT_PREFERENCE: tuple[str, ...] = ("shade", "jde", "static")

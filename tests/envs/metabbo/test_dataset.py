@@ -135,3 +135,22 @@ def test_minari_export_reads_back(random_data, tmp_path, monkeypatch):
         np.testing.assert_array_equal(episode.observations[-1], arrays["final_observations"][i])
     assert "gymforge metadata" in loaded.storage.metadata["description"]
     assert loaded.env_spec.id == "MetaBBO-v0" and loaded.env_spec.kwargs["max_generations"] == 8
+
+
+def test_mix_runs_the_expert_on_a_fraction_mu_of_the_episodes():
+    pytest.importorskip("gymforge.baselines.metabbo.adaptive")
+    arrays, meta = collect(
+        "MetaBBO-v0", behavior="mix", mu=0.5, expert="jde", episodes=6, seed=0, env_kwargs=TINY
+    )
+    assert meta["behaviors"] == ["jde", "random"] and meta["mu"] == 0.5
+    assert meta["counts"] == {"jde": 3, "random": 3}
+    assert meta["behavior_entry_points"]["jde"].endswith(":JDEAgent")
+    assert sorted(arrays["behavior"].tolist()) == [0, 0, 0, 1, 1, 1]
+
+    # jDE mostly repeats its last successful values; uniform random actions hardly ever repeat
+    def distinct(rows):
+        return len({tuple(a) for a in arrays["actions"][rows].reshape(-1, 3)})
+
+    assert distinct(arrays["behavior"] == 0) < 0.5 * distinct(arrays["behavior"] == 1)
+    with pytest.raises(ValueError, match="--expert must be one of"):
+        collect("MetaBBO-v0", behavior="mix", expert="random", episodes=2, env_kwargs=TINY)
