@@ -6,12 +6,14 @@ mean ``μ̂_i`` and the lower confidence bound
     μ̲_i = μ̂_i − √( log(4 m n / δ) / (2 N_i) ),
 
 then ``Ŝ = ORACLE(μ̲)``. Arms never observed (``N_i = 0``, unstated in the paper) get the most
-pessimistic value 0; every bound is clipped to [0, 1].
+pessimistic value ``−∞``. The bounds are *not* clipped to [0, 1] before a ranking oracle: with
+few observations most LCBs are negative, and clipping them to 0 would erase the order among them
+(the oracle would then pick arbitrary ties); oracles that need probabilities clip themselves.
 
 - CLCB-Cascade (Alg. 5): the same with ``log(2 m n / δ)``, oracle top-k.
 - CLCB-LLM-C (Alg. 3): empirical arrival probabilities ``p̂`` (full feedback) and an *upper*
-  bound on the cost, ``c̄ = ĉ + √(2 log(4 m n / δ) / N_c)`` (``c̄ = 1`` when unobserved), oracle
-  top-k of ``p̂·c̄`` (``m`` = number of queries).
+  bound on the cost, ``c̄ = ĉ + √(2 log(4 m n / δ) / N_c)`` (``+∞`` when unobserved), oracle
+  top-k of ``p̂·c̄`` (``m`` = number of queries; a query never seen arriving has weight 0).
 - CLCB-IM-N (Alg. 4): edge-level lower bounds from node-level data (:func:`im_edge_bounds`).
 """
 
@@ -49,13 +51,13 @@ def lower_confidence_bounds(
     log_factor: float = 4.0,
     radius_scale: float = 1.0,
 ) -> np.ndarray:
-    """``μ̲_i = μ̂_i − √(log(log_factor · m · n / δ) / (2 N_i))``, 0 where unobserved, clipped to [0, 1]."""
+    """``μ̲_i = μ̂_i − √(log(log_factor · m · n / δ) / (2 N_i))``, ``−∞`` where unobserved (unclipped)."""
     counts = np.asarray(counts, dtype=np.float64)
     m = counts.shape[0]
     log_term = math.log(log_factor * m * max(n, 1) / _check_delta(delta))
     radius = radius_scale * np.sqrt(log_term / (2.0 * np.maximum(counts, 1.0)))
     lcb = empirical_means(counts, sums) - radius
-    return np.clip(np.where(counts > 0, lcb, 0.0), 0.0, 1.0)
+    return np.where(counts > 0, lcb, -np.inf)
 
 
 def clcb_from_statistics(
@@ -96,7 +98,7 @@ def llm_cache_index(
     ucb = empirical_means(cost_counts, sums[m:]) + radius_scale * np.sqrt(
         2.0 * log_term / np.maximum(cost_counts, 1.0)
     )
-    return np.concatenate([arrival, np.clip(np.where(cost_counts > 0, ucb, 1.0), 0.0, 1.0)])
+    return np.concatenate([arrival, np.where(cost_counts > 0, ucb, np.inf)])
 
 
 def _bernstein_radius(mean: np.ndarray, count: np.ndarray, log_term: float) -> np.ndarray:

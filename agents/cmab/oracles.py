@@ -30,9 +30,12 @@ from gymforge.envs.cmab.super_arms import ids_to_mask
 Oracle = Callable[[Problem, torch.Tensor], torch.Tensor]
 
 
-def index_params(problem: Problem, index: torch.Tensor) -> Params:
-    """Read a base-arm index ``(n_arms,)`` as instance parameters (batch axis 1), clipped to [0, 1]."""
-    index = torch.as_tensor(index, dtype=torch.float64).clamp(0.0, 1.0)[None]
+def index_params(problem: Problem, index: torch.Tensor, clip: bool = True) -> Params:
+    """Read a base-arm index ``(n_arms,)`` as instance parameters (batch axis 1), clipped to
+    [0, 1] unless ``clip`` is false (ranking oracles keep the order of out-of-range bounds)."""
+    index = torch.as_tensor(index, dtype=torch.float64)[None]
+    if clip:
+        index = index.clamp(0.0, 1.0)
     if isinstance(problem, LLMCacheProblem):
         m = problem.n_queries
         return {"p": index[:, :m], "c": index[:, m:]}
@@ -47,17 +50,22 @@ def heap_top_k(values: list[float], k: int) -> list[int]:
 
 
 def top_k_oracle(problem: Problem, index: torch.Tensor) -> torch.Tensor:
-    """Exact oracle of the cascade, LLM cache and k-path problems (see the module docstring)."""
-    params = index_params(problem, index)
+    """Exact oracle of the cascade, LLM cache and k-path problems (see the module docstring).
+
+    Ranks the raw index (bounds may lie outside [0, 1] or be infinite); ties go to the lower id.
+    """
+    params = index_params(problem, index, clip=False)
     if isinstance(problem, CascadeProblem):
         ids = heap_top_k(params["mu"][0].tolist(), problem.list_size)
         return torch.tensor([ids], dtype=torch.int64)
     if isinstance(problem, LLMCacheProblem):
-        weight = (params["p"] * params["c"])[0].tolist()
+        p, c = params["p"][0], params["c"][0]
+        weight = torch.where(p > 0, p * c, torch.zeros_like(p)).tolist()  # 0·∞ → 0
         ids = torch.tensor([heap_top_k(weight, problem.cache_size)], dtype=torch.int64)
         return ids_to_mask(ids, problem.n_queries)
     if isinstance(problem, KPathProblem):
-        return problem.path_values(params).argmax(1)
+        finite = {"mu": torch.nan_to_num(params["mu"], posinf=1e300, neginf=-1e300)}
+        return problem.path_values(finite).argmax(1)
     raise ValueError(f"top_k_oracle does not solve {problem.name}; use greedy_im_oracle")
 
 

@@ -1,7 +1,7 @@
 """CUCB-Offline (after Chen et al. 2016): the optimistic counterpart of CLCB on logged data.
 
-Per base arm ``μ̄_i = μ̂_i + √(log(4 m n / δ) / (2 N_i))`` (1 when unobserved), clipped to
-[0, 1], then ``ORACLE(μ̄)``: the same oracle and the same radius as CLCB with the opposite sign,
+Per base arm ``μ̄_i = μ̂_i + √(log(4 m n / δ) / (2 N_i))`` (``+∞`` when unobserved; unclipped,
+like CLCB's bounds), then ``ORACLE(μ̄)``: the same oracle and the same radius as CLCB with the opposite sign,
 so a comparison isolates pessimism. For the LLM cache the optimistic index is a *lower* bound on
 the costs (and ``p̂`` for the arrivals).
 """
@@ -26,7 +26,7 @@ def upper_confidence_bounds(
     counts = np.asarray(counts, dtype=np.float64)
     log_term = math.log(4 * counts.shape[0] * max(n, 1) / delta)
     ucb = empirical_means(counts, sums) + np.sqrt(log_term / (2 * np.maximum(counts, 1.0)))
-    return np.clip(np.where(counts > 0, ucb, 1.0), 0.0, 1.0)
+    return np.where(counts > 0, ucb, np.inf)
 
 
 def cucb_offline(
@@ -48,7 +48,7 @@ def cucb_offline(
         index = np.concatenate(
             [
                 empirical_means(counts[:m], sums[:m]),
-                np.clip(np.where(cost_counts > 0, lower, 0.0), 0, 1),
+                np.where(cost_counts > 0, lower, -np.inf),
             ]
         )
     return (oracle or default_oracle(problem))(problem, torch.as_tensor(index))

@@ -47,8 +47,10 @@ def test_clcb_cascade_lcb_by_hand():
     np.testing.assert_array_equal(counts, [300, 100, 100])
     np.testing.assert_array_equal(sums, [200, 0, 0])
     lcb = lower_confidence_bounds(counts, sums, 300, 0.1, log_factor=2.0)
-    # 2/3 − √(log(2·3·300/0.1) / 600) = 0.666667 − 0.127790; the others clip at 0
-    np.testing.assert_allclose(lcb, [0.5388769498, 0.0, 0.0], atol=1e-9)
+    # 2/3 − √(log(2·3·300/0.1) / 600) = 0.666667 − 0.127790 and 0 − √(log(18000) / 200)
+    np.testing.assert_allclose(lcb, [0.5388769498, -0.2213382822, -0.2213382822], atol=1e-9)
+    unseen = lower_confidence_bounds(np.array([0.0, 4.0]), np.array([0.0, 4.0]), 4, 0.1)
+    assert unseen[0] == -np.inf
     assert clcb(dataset)[0, 0] == 0
 
 
