@@ -27,8 +27,10 @@ depend on ``f_opt``.
 Non-finite costs: a cost that is NaN or infinite counts as ``c_max`` here, and ``c_max`` is taken
 over the finite initial costs only; while no finite cost exists at all (or gbest is not finite)
 the cost features 0, 2 and 6 are 0. Every feature is clipped to ``[0, 1]`` and NaN-free, so a
-non-finite objective never reaches an agent. Distances are computed exactly (no matrix-product
-shortcut), so an instance's features do not depend on the rest of the batch.
+non-finite objective never reaches an agent. The pairwise distances of feature 1 are computed in
+float32 on the centred population (see :func:`pairwise_distances`; relative error about 1e-6 of
+the population's spread); the others in float64. An instance's features do not depend on the
+rest of the batch.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import math
 import torch
 from torch import Tensor
 
-__all__ = ["FEATURE_NAMES", "NUM_FEATURES", "status_features"]
+__all__ = ["FEATURE_NAMES", "NUM_FEATURES", "pairwise_distances", "status_features"]
 
 FEATURE_NAMES: tuple[str, ...] = (
     "mean cost gap to gbest",
@@ -53,7 +55,28 @@ FEATURE_NAMES: tuple[str, ...] = (
 )
 NUM_FEATURES = len(FEATURE_NAMES)
 _EPS = 1e-8
-_EXACT = "donot_use_mm_for_euclid_dist"
+_MM = "use_mm_for_euclid_dist"
+
+
+def pairwise_distances(a: Tensor, b: Tensor) -> Tensor:
+    """``[B, Pa, Pb]`` float32 Euclidean distances between the rows of ``a`` and ``b``.
+
+    Both are first centred on ``b``'s mean row (distances do not change, cancellation in the
+    matrix-product formula shrinks to the population's spread), then computed in float32 by
+    ``torch.cdist``'s matrix-product path: about 4x faster than the float64 difference path.
+    Each instance is its own matrix product, so its distances do not depend on the batch.
+    """
+    centre = b.mean(1, keepdim=True)
+    a32, b32 = (a - centre).to(torch.float32), (b - centre).to(torch.float32)
+    return torch.cdist(a32, b32, compute_mode=_MM)
+
+
+def _pairwise_sum(x: Tensor, alive: Tensor) -> Tensor:
+    """``[B]`` sum of the distances over all ordered pairs of alive rows."""
+    pair = pairwise_distances(x, x).to(torch.float64)
+    if bool(alive.all()):
+        return pair.sum((-1, -2))
+    return torch.where(alive[:, :, None] & alive[:, None, :], pair, 0.0).sum((-1, -2))
 
 
 def _masked_mean(v: Tensor, mask: Tensor, n: Tensor) -> Tensor:
@@ -106,19 +129,17 @@ def status_features(
     x_c = x.gather(1, cbest_idx[:, None, None].expand(-1, 1, d))  # [B, 1, D]
 
     f0 = _masked_mean(c - g0[:, None], alive, n) / gap_den
-    pair = torch.cdist(x, x, compute_mode=_EXACT)  # [B, P, P]
-    pair_mask = alive[:, :, None] & alive[:, None, :]
-    f1 = torch.where(pair_mask, pair, 0.0).sum((-1, -2)) / (n * n) / diag
+    f1 = _pairwise_sum(x, alive) / (n * n) / diag
     mean_c = _masked_mean(c, alive, n)
     var = _masked_mean((c - mean_c[:, None]) ** 2, alive, n)
     f2 = var.sqrt() / (span / 2.0 + _EPS)
     f3 = (max_generations - generation).to(torch.float64) / max_generations
     f4 = stagnation.to(torch.float64) / max_generations
-    f5 = _masked_mean(torch.cdist(x, x_c, compute_mode=_EXACT).squeeze(-1), alive, n) / diag
+    f5 = _masked_mean((x - x_c).norm(dim=-1), alive, n) / diag
     f6 = _masked_mean(c - cbest[:, None], alive, n) / gap_den
     bx = best_x.to(torch.float64)[:, None, :]
     bx = torch.where(torch.isfinite(bx), bx, 0.0)
-    f7 = _masked_mean(torch.cdist(x, bx, compute_mode=_EXACT).squeeze(-1), alive, n) / diag
+    f7 = _masked_mean((x - bx).norm(dim=-1), alive, n) / diag
     f8 = improved.to(torch.float64)
     cost_ok = ok.to(torch.float64)
     out = torch.stack([f0 * cost_ok, f1, f2 * cost_ok, f3, f4, f5, f6 * cost_ok, f7, f8], dim=-1)

@@ -46,7 +46,8 @@ never win and never poison the best-so-far:
 - ``greedy`` (one-to-one): the trial ``u_i`` replaces its parent ``x_i`` if ``f(u_i) <= f(x_i)``.
 - ``crowding`` (Thomsen's crowding DE, 2004): the trial ``u_i`` competes with the alive
   individual nearest to it in Euclidean distance, ``x_j``, ``j = argmin_k ||u_i - x_k||``
-  (first index on ties), and replaces it if ``f(u_i) <= f(x_j)``. Thomsen processes the trials
+  (first index on ties; distances in float32 on the centred population, see
+  :func:`~.features.pairwise_distances`), and replaces it if ``f(u_i) <= f(x_j)``. Thomsen processes the trials
   one by one; here all trials of a generation are matched against the *parent* population at
   once, and when several trials pick the same ``x_j`` only the best of them (lowest ``f``, then
   lowest ``i``) competes. So a generation replaces each individual at most once and the result
@@ -76,6 +77,7 @@ from torch import Tensor
 
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate
+from gymforge.envs.metabbo.features import pairwise_distances
 
 __all__ = [
     "BOUND_HANDLINGS",
@@ -448,8 +450,9 @@ def _crowding_select(
     replaced individuals (rows of ``x``).
     """
     b, p, _ = x.shape
-    dist = torch.cdist(trial, x)  # [B, P(trials), P(pop)]
-    dist = torch.where(alive[:, None, :], dist, math.inf)
+    dist = pairwise_distances(trial, x)  # [B, P(trials), P(pop)] float32
+    if not bool(alive.all()):
+        dist = torch.where(alive[:, None, :], dist, math.inf)
     nearest = dist.argmin(-1)  # [B, P]: the individual each trial competes with
     key = torch.where(alive, _clean(ft), math.inf)  # dead trials never compete
     inf = torch.full((b, p), math.inf, dtype=key.dtype, device=x.device)
