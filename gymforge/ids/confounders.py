@@ -9,6 +9,10 @@ ORDER = 40
 _ENV = "gymforge.envs.confounders.gym_env:ConfounderStreamEnv"
 _VEC_ENV = "gymforge.envs.confounders.gym_env:ConfounderStreamVecEnv"
 _CAPS = Capabilities(batched=True, devices=("cpu", "cuda"))
+_AGENTS = {
+    "rmdn": "gymforge.agents.confounders.online:rmdn_online_agent",
+    "cnn": "gymforge.agents.confounders.online:cnn_online_agent",
+}
 
 SPECS: tuple[EnvSpec, ...] = (
     EnvSpec(
@@ -18,6 +22,7 @@ SPECS: tuple[EnvSpec, ...] = (
         entry_point=_ENV,
         vector_entry_point=_VEC_ENV,
         capabilities=_CAPS,
+        agents=_AGENTS,
     ),
     EnvSpec(
         id="ConfounderStream-Cyclic-v0",
@@ -27,5 +32,6 @@ SPECS: tuple[EnvSpec, ...] = (
         vector_entry_point=_VEC_ENV,
         kwargs={"schedule": "cyclic", "n_stages": 8, "period": 4, "task_free": True},
         capabilities=_CAPS,
+        agents=_AGENTS,
     ),
 )
