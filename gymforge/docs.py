@@ -17,7 +17,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from gymforge.registry import EnvSpec, all_specs
+from gymforge.registry import EnvSpec, all_specs, make_parallel
 
 REQUIRED_HEADINGS = (
     "Description",
@@ -81,9 +81,25 @@ def reference_figures(env_id: str, results: Path = RESULTS) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_page(spec: EnvSpec) -> str:
+def _spaces_rows(spec: EnvSpec) -> tuple[object, list[str]]:
+    """The env to document and its space rows (per agent for PettingZoo ids)."""
+    if spec.capabilities.multi_agent:
+        env = make_parallel(spec.id)
+        rows = [f"| parallel entry point | `{spec.parallel_entry_point}` |"]
+        for agent in env.possible_agents:
+            rows.append(f"| observation space of `{agent}` | `{env.observation_space(agent)}` |")
+            rows.append(f"| action space of `{agent}` | `{env.action_space(agent)}` |")
+        return env, rows
     env = gym.make(spec.id)
-    base = env.unwrapped
+    return env, [
+        f"| observation space | `{env.observation_space}` |",
+        f"| action space | `{env.action_space}` |",
+    ]
+
+
+def render_page(spec: EnvSpec) -> str:
+    env, space_rows = _spaces_rows(spec)
+    base = getattr(env, "unwrapped", env)
     caps = spec.capabilities
     lines = [
         f"# {spec.id}",
@@ -93,14 +109,19 @@ def render_page(spec: EnvSpec) -> str:
         "| | |",
         "|---|---|",
         f"| family | `{spec.family}` |",
-        f"| entry point | `{spec.entry_point}` |",
-        f"| vector entry point | `{spec.vector_entry_point}` |",
+        *(
+            f"| {label} | `{entry}` |"
+            for label, entry in (
+                ("entry point", spec.entry_point),
+                ("vector entry point", spec.vector_entry_point),
+            )
+            if entry is not None
+        ),
         f"| default kwargs | `{dict(spec.kwargs)}` |",
         f"| batched (torch) | {caps.batched} on {', '.join(caps.devices)} |",
         f"| render modes | {', '.join(caps.render_modes) or 'none'} |",
-        f"| reference agents | {', '.join(f'`{a}`' for a in spec.agents)} |",
-        f"| observation space | `{env.observation_space}` |",
-        f"| action space | `{env.action_space}` |",
+        f"| reference agents | {', '.join(f'`{a}`' for a in spec.agents) or 'none'} |",
+        *space_rows,
         "",
     ]
     doc = inspect.cleandoc(type(base).__doc__ or "")
@@ -125,16 +146,19 @@ def render_page(spec: EnvSpec) -> str:
 
 def render_index(specs: Sequence[EnvSpec]) -> str:
     lines = ["# Environments", "", "Generated from `gymforge/registry.py`.", ""]
-    lines += ["| id | family | batched | summary |", "|---|---|---|---|"]
+    lines += ["| id | family | API | batched | summary |", "|---|---|---|---|---|"]
     for spec in specs:
+        api = "PettingZoo" if spec.capabilities.multi_agent else "Gymnasium"
         batched = "yes" if spec.capabilities.batched else "no"
-        lines.append(f"| [{spec.id}]({spec.id}.md) | {spec.family} | {batched} | {spec.summary} |")
+        lines.append(
+            f"| [{spec.id}]({spec.id}.md) | {spec.family} | {api} | {batched} | {spec.summary} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def expected_pages() -> dict[str, str]:
     """File name → content of every generated page."""
-    specs = [s for s in all_specs() if not s.capabilities.multi_agent]
+    specs = list(all_specs())
     pages = {f"{s.id}.md": render_page(s) for s in specs}
     pages["index.md"] = render_index(specs)
     return pages
