@@ -20,8 +20,9 @@ Loss (:func:`qmamba_loss`), with ``Q̂`` the detached Q-values and ``max`` over 
 
 Differences from the reference implementation: tokens are mixed by an own pure-torch Mamba block
 (no ``mamba_ssm``/CUDA), observations are standardised with dataset statistics stored in the
-model, and the head's output is used as is (upstream min-max normalises it over the sequence axis,
-which makes a token's Q-values depend on later tokens and so cannot be computed step by step).
+model, and the head's output is bounded to ``(0, 1)`` by a sigmoid (upstream min-max normalises it
+over the sequence axis, which bounds it too but makes a token's Q-values depend on later tokens,
+so it cannot be computed step by step). Without a bound the bootstrapped targets diverge.
 """
 
 from __future__ import annotations
@@ -63,6 +64,10 @@ class QMambaConfig:
         gamma: discount between environment steps.
         beta: weight of the last dimension's TD term (the one with the reward).
         lam: weight of the conservative term.
+        q_output: ``"sigmoid"`` bounds Q-values to ``(0, 1)``, the range of MetaBBO returns
+            (``Perf <= 1``), which keeps the bootstrapped targets from diverging (upstream bounds
+            them by min-max normalising over the sequence, which is not causal); ``"linear"``
+            leaves the head's output as is.
     """
 
     obs_dim: int = 9
@@ -75,6 +80,7 @@ class QMambaConfig:
     gamma: float = 0.99
     beta: float = 10.0
     lam: float = 1.0
+    q_output: str = "sigmoid"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "action_nvec", tuple(int(n) for n in self.action_nvec))
@@ -89,6 +95,8 @@ class QMambaConfig:
                 f"token_bits={self.token_bits} codes at most {2**self.token_bits - 1} bins plus the "
                 f"start code; action_nvec has {max(self.action_nvec)}"
             )
+        if self.q_output not in ("sigmoid", "linear"):
+            raise ValueError(f"q_output must be 'sigmoid' or 'linear', got {self.q_output!r}")
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1], got {self.gamma}")
         for name in ("beta", "lam"):
@@ -168,7 +176,8 @@ class QMambaNet(nn.Module):
 
     def head(self, features: Tensor) -> Tensor:
         """Q-values ``[..., num_bins]`` from Mamba outputs ``[..., d_model]``."""
-        return self.ff2(F.leaky_relu(self.ff1(features)))
+        q = self.ff2(F.leaky_relu(self.ff1(features)))
+        return torch.sigmoid(q) if self.config.q_output == "sigmoid" else q
 
     def forward(
         self, obs: Tensor, actions: Tensor, state: MambaState | None = None

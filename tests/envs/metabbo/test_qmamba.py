@@ -161,10 +161,10 @@ def test_loss_on_a_hand_computed_batch():
 
 
 def _bandit_data(n=96, steps=4, seed=0):
-    """Random logged actions; reward 0.5 for a^1 = 2 plus 0.5 for a^2 = 1 (4 bins each)."""
+    """Random logged actions; reward 0.2 for a^1 = 2 plus 0.2 for a^2 = 1 (4 bins each)."""
     rng = np.random.default_rng(seed)
     actions = rng.integers(0, 4, size=(n, steps, 2))
-    rewards = 0.5 * (actions[..., 0] == 2) + 0.5 * (actions[..., 1] == 1)
+    rewards = 0.2 * (actions[..., 0] == 2) + 0.2 * (actions[..., 1] == 1)
     obs = rng.normal(size=(n, steps, 3)).astype(np.float32)
     obs[..., 0] = np.linspace(0, 1, steps)  # a time feature
     return {"observations": obs, "actions": actions, "rewards": rewards.astype(np.float32)}
