@@ -9,7 +9,11 @@ from typing import Any
 from gymforge.leaderboards.files import read_json
 from gymforge.leaderboards.protocol import Protocol, all_protocols
 from gymforge.leaderboards.results import check_results
-from gymforge.leaderboards.submission import check_submission_record, list_submissions
+from gymforge.leaderboards.submission import (
+    check_submission_record,
+    learning_curve,
+    list_submissions,
+)
 
 
 @dataclass(frozen=True)
@@ -19,10 +23,17 @@ class Row:
     id: str
     submission: dict[str, Any]
     results: dict[str, Any]
+    folder: Path
 
     @property
     def name(self) -> str:
         return str(self.submission["meta"]["name"])
+
+    def learning_curve(self) -> list[tuple[int, float]] | None:
+        """The training-time evaluations of a ``gymforge train`` model, if it brought them."""
+        if "policy/evaluations.json" not in self.submission.get("files", {}):
+            return None
+        return learning_curve(self.folder / "policy" / "evaluations.json")
 
     @property
     def mean(self) -> float:
@@ -50,7 +61,7 @@ def load_board(root: Path, protocol: Protocol) -> Board:
         check_submission_record(submission, f"{name}/submission.json", protocol.task, folder.name)
         results = read_json(folder / "results.json", f"{name}/results.json")
         check_results(results, protocol, f"{name}/results.json")
-        rows.append(Row(id=folder.name, submission=submission, results=results))
+        rows.append(Row(id=folder.name, submission=submission, results=results, folder=folder))
     sign = -1.0 if protocol.higher_is_better else 1.0
     rows.sort(key=lambda r: (sign * r.mean, r.id))
     return Board(protocol=protocol, rows=rows)

@@ -164,7 +164,11 @@ def render_markdown(board: Board) -> bytes:
         "",
         *(f"- {sentence}" for sentence in protocol_summary(board)),
         "",
+        f"![scores](../../{SITE_DIR}/{plot_name(board)})",
+        "",
     ]
+    if any(row.learning_curve() for row in board.rows):
+        lines += [f"![learning curves](../../{SITE_DIR}/{curves_name(board)})", ""]
     if not board.rows:
         lines.append("No submissions yet.")
     else:
@@ -246,13 +250,16 @@ def render_plot(board: Board) -> bytes:
         lows = [r.mean - r.results["aggregate"]["ci95"][0] for r in rows][::-1]
         highs = [r.results["aggregate"]["ci95"][1] - r.mean for r in rows][::-1]
         if rows:
-            axes.barh(range(len(rows)), means, xerr=[lows, highs], color="#4c72b0", capsize=3)
+            axes.errorbar(
+                means, range(len(rows)), xerr=[lows, highs], fmt="o", color="#4c72b0", capsize=3
+            )
             axes.set_yticks(range(len(rows)), names)
+            axes.set_ylim(-0.6, len(rows) - 0.4)
         scores = p.normalisation_scores()
         if scores is not None:
             axes.axvline(scores[0], color="#c44e52", linestyle="--", label="random")
             axes.axvline(scores[1], color="#55a868", linestyle="--", label="reference")
-            axes.legend(loc="lower right", fontsize=8)
+            axes.legend(loc="best", fontsize=8)
         axes.set_xlabel(f"{p.metric} (mean over {len(p.seeds)} held-out seeds, 95% CI)")
         axes.set_title(p.data["title"], fontsize=10)
         figure.tight_layout()
@@ -277,6 +284,42 @@ class rc_context:  # noqa: N801 - used like matplotlib's rc_context
         self.params.update(self.saved)
 
 
+def render_curves(board: Board) -> bytes | None:
+    """Learning curves (training-time evaluations) of the rows whose models brought them."""
+    from matplotlib import rcParams
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure
+
+    curves = [(row.name, row.learning_curve()) for row in board.rows]
+    curves = [(name, points) for name, points in curves if points]
+    if not curves:
+        return None
+    p = board.protocol
+    with rc_context(rcParams):
+        figure = Figure(figsize=(7.0, 3.6))
+        FigureCanvasSVG(figure)
+        axes = figure.add_subplot()
+        for name, points in curves:
+            steps, values = zip(*points, strict=True)
+            axes.plot(steps, values, marker="o", markersize=3, label=name)
+        scores = p.normalisation_scores()
+        if scores is not None:
+            axes.axhline(scores[0], color="#c44e52", linestyle="--", label="random (protocol)")
+            axes.axhline(scores[1], color="#55a868", linestyle="--", label="reference (protocol)")
+        axes.set_xlabel("training env steps")
+        axes.set_ylabel("mean return, training-time evaluations")
+        axes.set_title(f"{p.data['title']}: learning curves (self-reported)", fontsize=10)
+        axes.legend(fontsize=7)
+        figure.tight_layout()
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": "gymforge"})
+    return buffer.getvalue()
+
+
+def curves_name(board: Board) -> str:
+    return f"plots/{board.protocol.task.replace('/', '-')}-curves.svg"
+
+
 def plot_name(board: Board) -> str:
     return f"plots/{board.protocol.task.replace('/', '-')}.svg"
 
@@ -291,11 +334,15 @@ def render_all(root: Path) -> dict[str, bytes]:
         files[f"{task}/leaderboard.csv"] = render_csv(board)
         files[f"{task}/LEADERBOARD.md"] = render_markdown(board)
         files[f"{SITE_DIR}/{plot_name(board)}"] = render_plot(board)
+        curves = render_curves(board)
+        if curves is not None:
+            files[f"{SITE_DIR}/{curves_name(board)}"] = curves
         sections.append(
             {
                 "board": board,
                 "summary": protocol_summary(board),
                 "plot": plot_name(board),
+                "curves": curves_name(board) if curves is not None else None,
                 "rows": [row_fields(rank, row) for rank, row in enumerate(board.rows, 1)],
             }
         )

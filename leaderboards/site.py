@@ -28,7 +28,7 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 
 STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 96rem; color: #222; }
 nav ul { columns: 2; }
 section { margin-bottom: 3rem; }
 table { border-collapse: collapse; font-size: 0.85rem; }
@@ -82,6 +82,12 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _code(text: str) -> str:
+    """Escape ``text`` and show its Markdown code spans (`x`) as ``<code>``."""
+    pieces = _e(text).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(pieces))
+
+
 def _cell(field: str, kind: str, row: dict[str, Any]) -> str:
     if field == "ci95":
         low, high = row["ci95_low"], row["ci95_high"]
@@ -108,9 +114,14 @@ def _section(section: dict[str, Any]) -> str:
     parts = [
         f'<section class="board-section" id="{_e(anchor)}" data-task="{_e(task)}">',
         f"<h2>{_e(board.protocol.data['title'])}</h2>",
-        "<ul>" + "".join(f"<li>{_e(s)}</li>" for s in section["summary"]) + "</ul>",
+        "<ul>" + "".join(f"<li>{_code(s)}</li>" for s in section["summary"]) + "</ul>",
         f'<img class="plot" src="{_e(section["plot"])}" alt="scores on {_e(task)}">',
     ]
+    if section.get("curves"):
+        parts.append(
+            f'<img class="plot curves" src="{_e(section["curves"])}" '
+            f'alt="learning curves on {_e(task)}">'
+        )
     if not section["rows"]:
         parts.append("<p>No submissions yet.</p>")
     else:

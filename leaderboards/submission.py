@@ -3,8 +3,12 @@
 A board is ``<root>/<suite>/<Task>/`` and holds ``submissions/<YYYYMMDD>-<slug>/``::
 
     submission.json   {"schema", "task", "id", "submitted", "meta": {...}, "agent": {...},
-                       "results_sha256"}
+                       "results_sha256", "files": {relative path: sha256}}
     policy/<file>     the artifact (SB3 .zip or TorchScript), for artifact agents
+    policy/evaluations.json, policy/config.json
+                      copied from beside an SB3 model written by ``gymforge train``: the
+                      training-time evaluations (the board's learning curves) and the run's
+                      configuration; their hashes are in ``files
     results.json      written by the evaluator
 
 :func:`submit` checks the metadata and the agent, evaluates, then assembles the folder under
@@ -35,6 +39,8 @@ from gymforge.leaderboards.files import (
 from gymforge.leaderboards.protocol import Protocol, load_protocol
 
 SUBMISSION_SCHEMA = "gymforge.submission/1"
+#: files of a `gymforge train` run that travel with its model into the submission.
+RUN_FILES = ("evaluations.json", "config.json")
 STAGING_DIR = ".staging"
 _ID_RE = re.compile(r"^\d{8}-[a-z0-9][a-z0-9-]*$")
 
@@ -114,9 +120,9 @@ def check_submission_record(data: Any, where: str, task: str, folder_name: str) 
     """Check the schema of a stored ``submission.json``."""
     if not isinstance(data, dict):
         raise ValueError(f"{where}: must be a JSON object")
-    allowed = {"schema", "task", "id", "submitted", "meta", "agent", "results_sha256"}
+    allowed = {"schema", "task", "id", "submitted", "meta", "agent", "results_sha256", "files"}
     unknown = sorted(set(data) - allowed)
-    missing = sorted(allowed - set(data))
+    missing = sorted(allowed - set(data) - {"files"})
     if unknown:
         raise ValueError(f"{where}: field {unknown[0]!r} is unknown; allowed: {sorted(allowed)}")
     if missing:
@@ -135,6 +141,16 @@ def check_submission_record(data: Any, where: str, task: str, folder_name: str) 
     AgentRecord.from_json(data["agent"], where)
     if not isinstance(data["results_sha256"], str) or len(data["results_sha256"]) != 64:
         raise ValueError(f"{where}: results_sha256 must be a 64-character hex digest")
+    files = data.get("files", {})
+    if not isinstance(files, dict) or not all(
+        isinstance(k, str)
+        and k.startswith("policy/")
+        and ".." not in k
+        and isinstance(v, str)
+        and len(v) == 64
+        for k, v in files.items()
+    ):
+        raise ValueError(f"{where}: files must map paths under policy/ to sha256 digests")
 
 
 def submit(
@@ -168,6 +184,7 @@ def submit(
     results = evaluate(protocol, record, progress=progress)
 
     stored = record
+    files: dict[str, str] = {}
     staging = new_staging_folder(Path(root) / STAGING_DIR)
     try:
         if record.artifact is not None:
@@ -179,6 +196,13 @@ def submit(
                 raise ValueError(f"{source} changed while it was being evaluated")
             stored = AgentRecord(**{**record.to_json(), "artifact": f"policy/{source.name}"})
             results["agent"] = stored.to_json()
+            if record.kind == "sb3":
+                for name in RUN_FILES:
+                    if (source.parent / name).is_file() and name != source.name:
+                        shutil.copyfile(source.parent / name, staging / "policy" / name)
+                        files[f"policy/{name}"] = sha256_file(staging / "policy" / name)
+                if "policy/evaluations.json" in files:
+                    learning_curve(staging / "policy" / "evaluations.json")  # checks its shape
         results_bytes = pretty_json(results).encode()
         write_bytes_atomic(staging / "results.json", results_bytes)
         document = {
@@ -189,6 +213,7 @@ def submit(
             "meta": meta,
             "agent": stored.to_json(),
             "results_sha256": sha256_bytes(results_bytes),
+            "files": files,
         }
         write_bytes_atomic(staging / "submission.json", pretty_json(document).encode())
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -202,3 +227,19 @@ def submit(
 def load_meta(path: Path) -> dict[str, Any]:
     """Read and check a ``--meta`` file."""
     return check_meta(read_json(path, "--meta"), str(path))
+
+
+def learning_curve(path: Path) -> list[tuple[int, float]]:
+    """``(timesteps, mean return)`` points of a ``gymforge train`` ``evaluations.json``."""
+    data = read_json(path, "evaluations.json")
+    points = data.get("evaluations") if isinstance(data, dict) else None
+    if not isinstance(points, list) or not all(
+        isinstance(p, dict)
+        and isinstance(p.get("timesteps"), int)
+        and isinstance(p.get("mean_return"), int | float)
+        for p in points
+    ):
+        raise ValueError(
+            f"{path}: expected {{'evaluations': [{{'timesteps': int, 'mean_return': float}}, ...]}}"
+        )
+    return [(int(p["timesteps"]), float(p["mean_return"])) for p in points]

@@ -96,6 +96,10 @@ def verify_submission(
                     f"{name}: artifact {record.artifact} does not match its recorded sha256 "
                     "(swapped artifact)"
                 )
+        for relative, digest in submission.get("files", {}).items():
+            path = folder / relative
+            if not path.is_file() or sha256_file(path) != digest:
+                raise ValueError(f"{name}: {relative} is missing or does not match its sha256")
     except ValueError as error:
         report.problems.append(str(error))
         return

@@ -266,3 +266,43 @@ def test_leaderboards__reference_rows_come_from_the_registry(tmp_path):
     assert seed_board(root, TASK) == []  # rows already on the board are not submitted twice
     write_all(root)
     assert verify(root).ok
+
+
+def _run_folder(path: Path) -> Path:
+    """A folder as `gymforge train` writes it: model.zip, config.json, evaluations.json."""
+    import gymnasium as gym
+    from stable_baselines3 import PPO
+
+    path.mkdir()
+    PPO("MlpPolicy", gym.make("LineFlow-WaitingTime-v0", horizon=300), seed=0).save(
+        path / "model.zip"
+    )
+    config = {"format": "gymforge-sb3-agent", "format_version": 1, "algo": "ppo", "seed": 0}
+    (path / "config.json").write_text(json.dumps(config))
+    curve = [{"timesteps": t, "mean_return": r, "std_return": 0.0, "episodes": []}
+             for t, r in ((1000, 3.0), (2000, 6.0), (3000, 8.5))]  # fmt: skip
+    (path / "evaluations.json").write_text(json.dumps({"algo": "ppo", "evaluations": curve}))
+    return path
+
+
+def test_leaderboards__trained_run_brings_its_learning_curve(board, tmp_path):
+    run = _run_folder(tmp_path / "run")
+    folder = submit(board, TASK, str(run), meta("PPO seed 0"), submission_id="20260103-ppo")
+    assert sorted(p.name for p in (folder / "policy").iterdir()) == [
+        "config.json",
+        "evaluations.json",
+        "model.zip",
+    ]
+    record = json.loads((folder / "submission.json").read_text())
+    assert record["agent"]["algorithm"] == "ppo"
+    assert set(record["files"]) == {"policy/config.json", "policy/evaluations.json"}
+    write_all(board)
+    curves = board / "site" / "plots" / "lineflow-ShortWaitingTime-curves.svg"
+    assert curves.is_file() and b"PPO seed 0" in curves.read_bytes()
+    assert "lineflow-ShortWaitingTime-curves.svg" in (board / "site" / "index.html").read_text()
+    assert verify(board).ok
+
+    (folder / "policy" / "evaluations.json").write_text(json.dumps({"evaluations": []}))
+    assert "policy/evaluations.json is missing or does not match its sha256" in _problems(
+        board, rerun=False
+    )
