@@ -114,19 +114,25 @@ class RecursiveMetadataNorm(nn.Module):
 
     @torch.no_grad()
     def update(self, features: torch.Tensor, design: torch.Tensor) -> None:
-        """One block RLS step on flattened ``features`` (N, d) with ``design`` (N, p)."""
-        x = design.to(self.P.dtype)
-        f = features.detach().to(self.beta.dtype)
-        p_scaled = self.P / self.forgetting_factor
-        xp = x @ p_scaled  # (N, p)
-        s = torch.addmm(torch.eye(x.shape[0], dtype=x.dtype, device=x.device), xp, x.T)
-        k = torch.linalg.solve(s, xp).T  # (p, N) = P X^T S^-1, S and P symmetric
-        p_new = p_scaled - k @ xp
+        """One block RLS step on flattened ``features`` (N, d) with ``design`` (N, p).
+
+        Computed in the information form, which equals the reference's Woodbury form by the
+        push-through identity: with ``P' = P / lambda``,
+        ``P' X^T (I_N + X P' X^T)^-1 = (P'^-1 + X^T X)^-1 X^T`` and
+        ``P' - K X P' = (P'^-1 + X^T X)^-1``. The p x p algebra runs in float64 (p = k + 2 is
+        tiny), so the step costs O(N p^2 + N p d) instead of an N x N solve.
+        """
+        x64 = design.to(torch.float64)
+        p_scaled = self.P.to(torch.float64) / self.forgetting_factor
+        eye = torch.eye(x64.shape[1], dtype=torch.float64, device=x64.device)
+        information = torch.linalg.inv(p_scaled) + x64.T @ x64
+        p_new = torch.linalg.inv(information)
         p_new = 0.5 * (p_new + p_new.T)
-        if self.reg:
-            p_new.diagonal().add_(self.reg)
-        self.P.copy_(p_new)
-        self.beta.add_(k @ torch.addmm(f, x, self.beta, alpha=-1.0))
+        gain = (p_new @ x64.T).to(self.beta.dtype)  # (p, N)
+        self.P.copy_(p_new + self.reg * eye)
+        x = design.to(self.beta.dtype)
+        f = features.detach().to(self.beta.dtype)
+        self.beta.add_(gain @ torch.addmm(f, x, self.beta, alpha=-1.0))
 
     def forward(self, x: torch.Tensor, design: torch.Tensor) -> torch.Tensor:
         features = x.reshape(x.shape[0], -1)

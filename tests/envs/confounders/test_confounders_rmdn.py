@@ -150,3 +150,22 @@ def test_wrong_design_shape_is_rejected():
         layer(torch.zeros(5, 4), torch.zeros(5, 2))
     with pytest.raises(ValueError, match="features"):
         layer(torch.zeros(5, 3), torch.zeros(5, 3))
+
+
+def _literal_reference_step(p, beta, x, f, lam, reg):
+    """The reference's update, literally: Woodbury form with an N x N inverse."""
+    p = p / lam
+    k = p @ x.T @ torch.linalg.inv(torch.eye(x.shape[0], dtype=x.dtype) + x @ p @ x.T)
+    p = p - k @ x @ p + reg * torch.eye(p.shape[0], dtype=x.dtype)
+    beta = beta + k @ (f - x @ beta)
+    return p, beta
+
+
+def test_update_equals_the_literal_woodbury_form_of_the_reference():
+    layer = RecursiveMetadataNorm(6, forgetting_factor=0.97, reg=1e-3).to(F64)
+    p, beta = layer.P.clone(), layer.beta.clone()
+    for x, f in _batches(15, 24, 6, seed=4):
+        layer(f, x)
+        p, beta = _literal_reference_step(p, beta, x, f, 0.97, 1e-3)
+    torch.testing.assert_close(layer.P, p, atol=1e-9, rtol=1e-9)
+    torch.testing.assert_close(layer.beta, beta, atol=1e-9, rtol=1e-9)
