@@ -32,7 +32,32 @@ import torch
 from gymforge.agents.metabbo.agent import QMambaAgent, save_model
 from gymforge.agents.metabbo.qmamba import QMambaConfig, QMambaNet, qmamba_loss
 
-__all__ = ["TrainConfig", "TrainResult", "fit", "train_cli", "trajectory_arrays"]
+__all__ = [
+    "TrainConfig",
+    "TrainResult",
+    "fit",
+    "log_error_rewards",
+    "train_cli",
+    "trajectory_arrays",
+]
+
+
+REWARDS = ("env", "log_error")
+ERROR_FLOOR = 1e-8
+
+
+def log_error_rewards(
+    best_errors: np.ndarray, initial_error: np.ndarray, floor: float = ERROR_FLOOR
+) -> np.ndarray:
+    """Per-step log-scale improvements ``[N, T]`` (see :class:`TrainConfig`), 0 where
+    ``e_0 <= floor``; each row sums to ``(log10 e_0 - log10 e_T) / (log10 e_0 - log10 floor)``."""
+    e = np.log10(np.maximum(np.asarray(best_errors, dtype=np.float64), floor))
+    e0 = np.log10(np.maximum(np.asarray(initial_error, dtype=np.float64), floor))
+    previous = np.concatenate([e0[:, None], e[:, :-1]], axis=1)
+    span = e0 - np.log10(floor)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (previous - e) / span[:, None]
+    return np.where(span[:, None] > 0, out, 0.0).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -45,6 +70,12 @@ class TrainConfig:
         lr, weight_decay: AdamW.
         max_grad_norm: clip the gradient norm (``None``: no clipping, as the reference).
         seed: network initialisation and minibatch order.
+        reward: ``"env"`` trains on the logged rewards (Q-Mamba's ``Δe / e_0``);
+            ``"log_error"`` on the log-scale improvement
+            ``(log10 e_{t-1} - log10 e_t) / (log10 e_0 - log10 1e-8)`` (errors floored at
+            ``1e-8``), recomputed from the logged best errors; it also sums to at most 1 but
+            values progress at every scale, not just the first generations (an extension, not
+            the reference's).
     """
 
     epochs: int = 300
@@ -53,6 +84,7 @@ class TrainConfig:
     weight_decay: float = 0.01
     max_grad_norm: float | None = None
     seed: int = 0
+    reward: str = "env"
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size"):
@@ -63,6 +95,8 @@ class TrainConfig:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        if self.reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {self.reward!r}")
         if self.max_grad_norm is not None and not self.max_grad_norm > 0:
             raise ValueError(f"max_grad_norm must be > 0 or None, got {self.max_grad_norm!r}")
 
@@ -111,12 +145,18 @@ def trajectory_arrays(data: Any) -> dict[str, np.ndarray]:
         valid = np.ones((n, t), dtype=bool)
     if not (valid[:, :1].all() and (np.diff(valid.astype(np.int8), axis=1) <= 0).all()):
         raise ValueError("valid must be a non-empty prefix of every trajectory")
-    return {
+    out = {
         "observations": obs,
         "actions": actions.astype(np.int64),
         "rewards": rewards,
         "valid": valid,
     }
+    if "best_errors" in arrays and "initial_error" in arrays:
+        out["best_errors"] = np.asarray(arrays["best_errors"], dtype=np.float64)
+        out["initial_error"] = np.asarray(arrays["initial_error"], dtype=np.float64)
+        if out["best_errors"].shape != (n, t) or out["initial_error"].shape != (n,):
+            raise ValueError(f"best_errors must be [{n}, {t}] and initial_error [{n}]")
+    return out
 
 
 def fit(
@@ -140,6 +180,12 @@ def fit(
     arrays = trajectory_arrays(data)
     obs, actions = arrays["observations"], arrays["actions"]
     train = train or TrainConfig()
+    if train.reward == "log_error":
+        if "best_errors" not in arrays:
+            raise ValueError("reward='log_error' needs the arrays best_errors and initial_error")
+        arrays["rewards"] = log_error_rewards(arrays["best_errors"], arrays["initial_error"])
+        arrays["rewards"][~arrays["valid"]] = 0.0
+    arrays = {k: arrays[k] for k in ("observations", "actions", "rewards", "valid")}
     if config is None:
         k = actions.shape[-1]
         config = QMambaConfig(
@@ -214,6 +260,12 @@ def train_cli(env_id: str, argv: list[str]) -> int:
     parser.add_argument("--weight-decay", type=float, default=defaults.weight_decay)
     parser.add_argument("--max-grad-norm", type=float, default=None)
     parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--reward",
+        choices=REWARDS,
+        default=defaults.reward,
+        help="env: the logged rewards (the reference); log_error: log-scale improvement",
+    )
     parser.add_argument("--d-state", type=int, default=QMambaConfig.d_state)
     parser.add_argument(
         "--beta", type=float, default=QMambaConfig.beta, help="weight of the last TD term"
@@ -248,6 +300,7 @@ def train_cli(env_id: str, argv: list[str]) -> int:
         weight_decay=args.weight_decay,
         max_grad_norm=args.max_grad_norm,
         seed=args.seed,
+        reward=args.reward,
     )
 
     def report(epoch: int, losses: dict[str, float]) -> None:

@@ -17,6 +17,7 @@ name                   shape, dtype        meaning
 ``observations``       [N, T, 9] float32   observation before step ``t``
 ``actions``            [N, T, K] int64     bins taken
 ``rewards``            [N, T] float32      ``(e_{t-1} - e_t) / e_0``
+``best_errors``        [N, T] float64      ``e_t``, the best error after step ``t``
 ``terminations``       [N, T] bool         target error reached at step ``t``
 ``truncations``        [N, T] bool         generation budget used up at step ``t``
 ``lengths``            [N] int64           steps in the episode (``1..T``)
@@ -80,6 +81,7 @@ _SCHEMA: dict[str, ArraySchema] = {
     "observations": ArraySchema("f", 3),
     "actions": ArraySchema("iu", 3),
     "rewards": ArraySchema("f", 2),
+    "best_errors": ArraySchema("f", 2),
     "terminations": ArraySchema("b", 2),
     "truncations": ArraySchema("b", 2),
     "lengths": ArraySchema("iu", 1),
@@ -156,6 +158,7 @@ def _check_arrays(
     expected = {
         "actions": (n, t, k),
         "rewards": (n, t),
+        "best_errors": (n, t),
         "terminations": (n, t),
         "truncations": (n, t),
         "final_observations": (n, obs_dim),
@@ -367,6 +370,7 @@ def _run_batch(env, agents, assignment: np.ndarray, agent_seed: int, env_seed: i
         "observations": np.zeros((n, horizon, obs_dim), np.float32),
         "actions": np.zeros((n, horizon, k), np.int64),
         "rewards": np.zeros((n, horizon), np.float32),
+        "best_errors": np.zeros((n, horizon), np.float64),
         "terminations": np.zeros((n, horizon), bool),
         "truncations": np.zeros((n, horizon), bool),
         "lengths": np.full(n, horizon, np.int64),
@@ -394,6 +398,7 @@ def _run_batch(env, agents, assignment: np.ndarray, agent_seed: int, env_seed: i
         out["observations"][rows, t] = obs_np[rows]
         out["actions"][rows, t] = action[rows]
         out["rewards"][rows, t] = reward.cpu().numpy()[rows]
+        out["best_errors"][rows, t] = info["best_error"].cpu().numpy()[rows]
         out["terminations"][rows, t] = term[rows]
         out["truncations"][rows, t] = trunc[rows]
         ended = active & (term | trunc)

@@ -65,6 +65,12 @@ def test_rewards_telescope_to_perf_and_padding_is_zero(random_data):
     perf = 1.0 - arrays["final_error"] / arrays["initial_error"]
     np.testing.assert_allclose((arrays["rewards"] * valid).sum(1), perf, rtol=1e-4, atol=1e-5)
     assert (arrays["rewards"][~valid] == 0).all()
+    rows = np.arange(4)
+    last = arrays["lengths"] - 1
+    assert np.array_equal(arrays["best_errors"][rows, last], arrays["final_error"])
+    previous = np.concatenate([arrays["initial_error"][:, None], arrays["best_errors"][:, :-1]], 1)
+    expected = (previous - arrays["best_errors"]) / arrays["initial_error"][:, None]
+    np.testing.assert_allclose(arrays["rewards"][valid], expected[valid], rtol=1e-5, atol=1e-7)
     assert (arrays["actions"] >= 0).all() and (arrays["actions"] < 16).all()
     last = arrays["lengths"] - 1
     ended = arrays["terminations"][np.arange(4), last] | arrays["truncations"][np.arange(4), last]

@@ -228,3 +228,18 @@ def test_bad_inputs_are_named():
         fit(data, QMambaConfig(obs_dim=3, action_nvec=(2, 2)), TrainConfig(epochs=1))
     with pytest.raises(ValueError, match="not a Q-Mamba model folder"):
         load_model("/nonexistent/model")
+
+
+def test_log_error_rewards_on_a_hand_computed_row():
+    from gymforge.agents.metabbo.train import log_error_rewards
+
+    # e_0 = 100 -> 10 -> 10 -> 1e-9 (floored to 1e-8): logs 2, 1, 1, -8; span 2 - (-8) = 10
+    r = log_error_rewards(
+        np.array([[10.0, 10.0, 1e-9], [1e-9, 1e-9, 1e-9]]), np.array([100.0, 1e-9])
+    )
+    np.testing.assert_allclose(r[0], [0.1, 0.0, 0.9], atol=1e-7)
+    assert (r[1] == 0).all()  # e_0 already below the floor
+    with pytest.raises(ValueError, match="reward must be one of"):
+        TrainConfig(reward="perf")
+    with pytest.raises(ValueError, match="needs the arrays best_errors"):
+        fit(_bandit_data(n=4), train=TrainConfig(epochs=1, reward="log_error"))
