@@ -120,3 +120,26 @@ def test_extragradient_and_ogda_converge_on_xy_where_sim_gda_diverges():
     assert final_norm(run_gda(game, x0, x0.clone(), 0.1, "simultaneous", 1500)) > 10 * start
     assert final_norm(run_extragradient(game, x0, x0.clone(), 0.1, 1500)) < 1e-3 * start
     assert final_norm(run_ogda(game, x0, x0.clone(), 0.1, 1500)) < 1e-3 * start
+
+
+@pytest.mark.parametrize("order", ["simultaneous", "alternating"])
+def test_growth_rate_fast_scalar_path_equals_the_generic_path(order):
+    from gymforge.agents.minmax import spectral
+
+    game = make_game("quadratic", {"a": 0.02, "B": [[1.3]], "c": 0.07})
+    h = torch.linspace(0.05, 0.9, 7, dtype=torch.float64)[:, None]
+    beta = torch.linspace(-0.6, 0.6, 7, dtype=torch.float64)[:, None]
+    z0 = torch.tensor([[0.6, -0.8]], dtype=torch.float64)
+    fast = spectral._scalar_growth(game, h, beta, z0, order, 300, 50)
+    generic = spectral._generic_growth(game, h, beta, z0, order, 300, 50)
+    torch.testing.assert_close(fast, generic, rtol=1e-12, atol=1e-12)
+
+
+def test_simulated_growth_rate_on_a_2x2_game_matches_the_spectrum():
+    game = make_game("quadratic", {"a": 0.05, "B": [[1.0, 0.3], [-0.2, 0.8]], "c": 0.05})
+    hs = torch.tensor([0.05, 0.2, 0.6], dtype=torch.float64)
+    betas = torch.tensor([-0.3, 0.0, 0.3], dtype=torch.float64)
+    for order in ("simultaneous", "alternating"):
+        rate = simulated_growth_rate(game, hs, betas, order, iterations=3000)
+        exact = stability_map(game, hs, betas, order).log()
+        torch.testing.assert_close(rate, exact, atol=3e-3, rtol=0)
