@@ -46,8 +46,8 @@ never win and never poison the best-so-far:
 - ``greedy`` (one-to-one): the trial ``u_i`` replaces its parent ``x_i`` if ``f(u_i) <= f(x_i)``.
 - ``crowding`` (Thomsen's crowding DE, 2004): the trial ``u_i`` competes with the alive
   individual nearest to it in Euclidean distance, ``x_j``, ``j = argmin_k ||u_i - x_k||``
-  (first index on ties; distances in float32 on the centred population, see
-  :func:`~.features.pairwise_distances`), and replaces it if ``f(u_i) <= f(x_j)``. Thomsen processes the trials
+  (first index on ties; squared distances in float32 on the centred population, by one matrix
+  product per instance), and replaces it if ``f(u_i) <= f(x_j)``. Thomsen processes the trials
   one by one; here all trials of a generation are matched against the *parent* population at
   once, and when several trials pick the same ``x_j`` only the best of them (lowest ``f``, then
   lowest ``i``) competes. So a generation replaces each individual at most once and the result
@@ -77,7 +77,6 @@ from torch import Tensor
 
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate
-from gymforge.envs.metabbo.features import pairwise_distances
 
 __all__ = [
     "BOUND_HANDLINGS",
@@ -361,7 +360,8 @@ def _crossover(
     else:
         cont = rng.uniform(p, d - 1, where=active).to(torch.float64) < cr  # [B, P, D-1]
         length = 1 + torch.cumprod(cont.long(), dim=-1).sum(-1, keepdim=True)  # [B, P, 1]
-        take = torch.remainder(j - start, d) < length
+        offset = j - start  # in (-D, D): its remainder mod D without an int64 division
+        take = torch.where(offset < 0, offset + d, offset) < length
     return torch.where(take, v, x)
 
 
@@ -441,6 +441,15 @@ def _bound_choice(hyper: dict[str, Tensor | float], b: int, dev: torch.device) -
     return v
 
 
+def _nearest_score(u: Tensor, x: Tensor) -> Tensor:
+    """``[B, Pu, Px]`` float32 scores ``||x_j||^2 - 2 u_i . x_j`` (the squared distance minus
+    ``||u_i||^2``, so its argmin over ``j`` is ``u_i``'s nearest ``x_j``), on points centred on
+    the population's mean; one matrix product per instance, so no instance sees the others."""
+    centre = x.mean(1, keepdim=True)
+    xc, uc = (x - centre).to(torch.float32), (u - centre).to(torch.float32)
+    return (xc * xc).sum(-1)[:, None, :] - 2.0 * torch.bmm(uc, xc.transpose(1, 2))
+
+
 def _crowding_select(
     x: Tensor, f: Tensor, trial: Tensor, ft: Tensor, alive: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
@@ -450,7 +459,7 @@ def _crowding_select(
     replaced individuals (rows of ``x``).
     """
     b, p, _ = x.shape
-    dist = pairwise_distances(trial, x)  # [B, P(trials), P(pop)] float32
+    dist = _nearest_score(trial, x)  # [B, P(trials), P(pop)] float32
     if not bool(alive.all()):
         dist = torch.where(alive[:, None, :], dist, math.inf)
     nearest = dist.argmin(-1)  # [B, P]: the individual each trial competes with

@@ -10,7 +10,12 @@ _ENV = "gymforge.envs.metabbo.gym_env:MetaBBOEnv"
 _VEC_ENV = "gymforge.envs.metabbo.gym_env:MetaBBOVecEnv"
 _CAPS = Capabilities(batched=True, devices=("cpu", "cuda"), offline_dataset=True)
 _COLLECTOR = "gymforge.envs.metabbo.dataset:collect_cli"
-_AGENTS: dict[str, str] = {}
+_BASELINES = "gymforge.baselines.metabbo"
+_AGENTS: dict[str, str] = {
+    "static": f"{_BASELINES}.static:StaticAgent",  # best grid configuration on the train split
+    "jde": f"{_BASELINES}.adaptive:JDEAgent",
+    "shade": f"{_BASELINES}.adaptive:SHADEAgent",
+}
 
 
 def _spec(id_: str, preset: str, summary: str) -> EnvSpec:
