@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from gymforge.envs.minmax.dynamics import HBState, hb_step
 from gymforge.envs.minmax.games import Game
 
 ORDERS: tuple[str, ...] = ("simultaneous", "alternating")
@@ -53,31 +54,6 @@ def as_batch(
     if below is not None and bool((t >= below).any()):
         raise ValueError(f"{name} must be < {below}, got {t.tolist()}")
     return t[:, None]
-
-
-@dataclass
-class HBState:
-    """Iterates of ``B`` heavy-ball runs."""
-
-    x: torch.Tensor  # (B, m) current minimiser parameter x_k
-    y: torch.Tensor  # (B, n) current maximiser parameter y_k
-    x_prev: torch.Tensor  # (B, m) x_{k-1}
-    y_prev: torch.Tensor  # (B, n) y_{k-1}
-
-    @classmethod
-    def at_rest(cls, x0: torch.Tensor, y0: torch.Tensor) -> HBState:
-        """Start at ``(x0, y0)`` with zero velocity."""
-        return cls(x0.clone(), y0.clone(), x0.clone(), y0.clone())
-
-
-def hb_step(game: Game, state: HBState, h: torch.Tensor, beta: torch.Tensor, order: str) -> HBState:
-    """One Sim-HB or Alt-HB step; ``h`` and ``beta`` are ``(B, 1)`` tensors (see :func:`as_batch`)."""
-    gx, gy = game.grads(state.x, state.y)
-    x_new = game.project_x(state.x - h * gx + beta * (state.x - state.x_prev))
-    if order == "alternating":
-        _, gy = game.grads(x_new, state.y)
-    y_new = state.y + h * gy + beta * (state.y - state.y_prev)
-    return HBState(x_new, y_new, state.x, state.y)
 
 
 @dataclass

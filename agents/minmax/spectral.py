@@ -139,14 +139,14 @@ def simulated_growth_rate(
     check_order(order)
     if game.batch != 1:
         raise ValueError(f"simulated_growth_rate needs a single game (batch 1), got {game.batch}")
-    dtype = game.b.dtype
-    hs = torch.as_tensor(step_sizes, dtype=dtype)
-    bs = torch.as_tensor(momenta, dtype=dtype)
+    dtype, device = game.b.dtype, game.b.device
+    hs = torch.as_tensor(step_sizes, dtype=dtype, device=device)
+    bs = torch.as_tensor(momenta, dtype=dtype, device=device)
     hh, bb = torch.meshgrid(hs, bs, indexing="ij")
     h = hh.reshape(-1, 1).contiguous()
     beta = bb.reshape(-1, 1).contiguous()
     gen = torch.Generator().manual_seed(seed)
-    z0 = torch.randn(1, game.x_dim + game.y_dim, generator=gen, dtype=dtype)
+    z0 = torch.randn(1, game.x_dim + game.y_dim, generator=gen, dtype=dtype).to(device)
     z0 = z0 / torch.linalg.vector_norm(z0)
     if game.x_dim == 1 and game.y_dim == 1:
         log_norm = _scalar_growth(game, h, beta, z0, order, iterations, renormalize_every)
@@ -172,7 +172,7 @@ def _generic_growth(
     x = z0[:, :m].expand(n, m).clone()
     y = z0[:, m:].expand(n, game.y_dim).clone()
     xp, yp = x.clone(), y.clone()
-    log_norm = torch.zeros(n, dtype=dtype)
+    log_norm = torch.zeros(n, dtype=dtype, device=z0.device)
     alternating = order == "alternating"
     for k in range(1, iterations + 1):
         gx, gy = game.grads(x, y)

@@ -1,4 +1,4 @@
-"""Batched dynamics shared by the min-max envs: starting points, player moves, observations.
+"""Batched dynamics shared by the min-max envs: starting points, observations, the heavy-ball step.
 
 Pure functions of (game, config, state, action, rng); the env classes own the state.
 """
@@ -51,3 +51,28 @@ def progress_measure(game: Game, x: torch.Tensor, y: torch.Tensor) -> torch.Tens
     """Distance to the equilibria where known, else the gradient norm; shape ``(B,)``."""
     distance = game.equilibrium_distance(x, y)
     return gradient_norm(game, x, y) if distance is None else distance
+
+
+@dataclass
+class HBState:
+    """Iterates of ``B`` heavy-ball runs."""
+
+    x: torch.Tensor  # (B, m) current minimiser parameter x_k
+    y: torch.Tensor  # (B, n) current maximiser parameter y_k
+    x_prev: torch.Tensor  # (B, m) x_{k-1}
+    y_prev: torch.Tensor  # (B, n) y_{k-1}
+
+    @classmethod
+    def at_rest(cls, x0: torch.Tensor, y0: torch.Tensor) -> HBState:
+        """Start at ``(x0, y0)`` with zero velocity."""
+        return cls(x0.clone(), y0.clone(), x0.clone(), y0.clone())
+
+
+def hb_step(game: Game, state: HBState, h: torch.Tensor, beta: torch.Tensor, order: str) -> HBState:
+    """One Sim-HB or Alt-HB step; ``h`` and ``beta`` are ``(B, 1)`` tensors (see :func:`as_batch`)."""
+    gx, gy = game.grads(state.x, state.y)
+    x_new = game.project_x(state.x - h * gx + beta * (state.x - state.x_prev))
+    if order == "alternating":
+        _, gy = game.grads(x_new, state.y)
+    y_new = state.y + h * gy + beta * (state.y - state.y_prev)
+    return HBState(x_new, y_new, state.x, state.y)

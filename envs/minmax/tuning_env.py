@@ -14,12 +14,12 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from gymforge.agents.minmax.heavy_ball import HBState, hb_step
 from gymforge.core.scalar_env import TorchScalarEnv
 from gymforge.core.spaces import as_action_tensor
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
 from gymforge.envs.minmax import dynamics
 from gymforge.envs.minmax.config import GameConfig, check_order, check_positive
+from gymforge.envs.minmax.dynamics import HBState, hb_step
 from gymforge.envs.minmax.games import make_game
 
 OBS_CLIP = 1e6
