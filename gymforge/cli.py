@@ -57,11 +57,20 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_info(args: argparse.Namespace) -> int:
     spec = get_spec(args.id)
-    env = gym.make(spec.id)
-    try:
+    if spec.capabilities.multi_agent:
+        from gymforge.registry import make_parallel
+
+        env = make_parallel(spec.id)
+        info = _spec_summary(spec)
+        for agent in env.possible_agents:
+            info[f"observation_space[{agent}]"] = str(env.observation_space(agent))
+            info[f"action_space[{agent}]"] = str(env.action_space(agent))
+    else:
+        env = gym.make(spec.id)
         info = _spec_summary(spec)
         info["observation_space"] = str(env.observation_space)
         info["action_space"] = str(env.action_space)
+    try:
         if args.json:
             print(json.dumps(info, indent=2))
             return 0

@@ -46,3 +46,12 @@ def test_bad_input_is_reported_and_writes_nothing(tmp_path, capsys):
     assert main(["minmax", "avgs", "--out", str(tmp_path / "x.jpg")]) == 2
     assert "out must be a .png file" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_info_describes_a_multi_agent_id(capsys):
+    import json
+
+    assert main(["info", "MinMax-Quadratic-v0", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["action_space[x]"] == "Box(-1.0, 1.0, (1,), float32)"
+    assert info["observation_space[y]"] == "Box(-inf, inf, (4,), float32)"
