@@ -75,10 +75,12 @@ class CascadeProblem(Problem):
     def play(
         self, params: Params, arm: torch.Tensor, rng: InstanceRNG
     ) -> tuple[torch.Tensor, Feedback]:
-        clicks = rng.uniform(self.list_size) < params["mu"].gather(1, arm)
-        any_click = clicks.any(1)
-        first = torch.where(any_click, clicks.to(torch.uint8).argmax(1), self.list_size)
-        return any_click.to(torch.float32), {"action": arm, "click_position": first}
+        # One uniform per play: the first click is at the first position j with
+        # u < F(j) = 1 − ∏_{l≤j} (1 − μ_{S_l}), exactly the cascade's first-click distribution.
+        u = rng.uniform(1)
+        no_click_through = torch.cumprod(1.0 - params["mu"].gather(1, arm), dim=1)
+        first = (u >= 1.0 - no_click_through).sum(1)
+        return (first < self.list_size).to(torch.float32), {"action": arm, "click_position": first}
 
     def _position_masks(self, feedback: Feedback) -> tuple[torch.Tensor, torch.Tensor]:
         positions = torch.arange(self.list_size, device=feedback["action"].device)
@@ -93,9 +95,16 @@ class CascadeProblem(Problem):
         outcomes = zeros.scatter(1, action, clicked.to(torch.float32))
         return triggered, outcomes
 
-    def features(self, feedback: Feedback) -> torch.Tensor:
-        triggered, outcomes = self.triggered({}, feedback)
-        return torch.cat([triggered.to(torch.float32), outcomes], dim=1)
+    def observation(
+        self, params: Params, feedback: Feedback
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        # Written straight into one buffer: the hot path of the vector env.
+        examined, clicked = self._position_masks(feedback)
+        action, m = feedback["action"], self.n_items
+        buffer = torch.zeros(action.shape[0], 2 * m + 1, device=action.device)
+        buffer.scatter_(1, action, examined.to(torch.float32))
+        buffer.scatter_(1, action + m, clicked.to(torch.float32))
+        return buffer, buffer[:, :m] > 0, buffer[:, m : 2 * m]
 
     def expected_reward(self, params: Params, arm: torch.Tensor) -> torch.Tensor:
         mu = params["mu"].double().gather(1, arm.long())

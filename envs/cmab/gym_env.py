@@ -76,8 +76,10 @@ class CMABVecEnv(TorchVectorEnv):
         self._redraw = True
         self.params: Params = {}
         self.steps = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
-        self.feedback = torch.zeros(
-            self.num_envs, self.problem.feedback_dim, dtype=torch.float32, device=self.device
+        # The observation: last feedback features, then plays so far ÷ horizon. Each step and
+        # reset builds a new tensor (never written in place once returned).
+        self.obs = torch.zeros(
+            self.num_envs, self.problem.feedback_dim + 1, dtype=torch.float32, device=self.device
         )
         self._reset_instances(torch.ones(self.num_envs, dtype=torch.bool, device=self.device))
 
@@ -155,23 +157,23 @@ class CMABVecEnv(TorchVectorEnv):
             self.params = self.problem.draw_params(param_rng(self.rng.seed))
             self._redraw = False
         self.steps = torch.where(mask, 0, self.steps)
-        self.feedback = torch.where(mask[:, None], 0.0, self.feedback)
+        self.obs = torch.where(mask[:, None], 0.0, self.obs)
 
     def _step_instances(self, action: torch.Tensor) -> StepOutput:
         ids = self.decode(action)  # raises before any state changes
         arm = self.problem.arm_from_ids(ids)
         reward, feedback = self.problem.play(self.params, arm, self.rng)
-        triggered, outcomes = self.problem.triggered(self.params, feedback)
-        self.feedback = self.problem.features(feedback)
+        obs, triggered, outcomes = self.problem.observation(self.params, feedback)
         self.steps = self.steps + 1
+        obs[:, -1] = self.steps.to(torch.float32) / self.horizon
+        self.obs = obs
         truncated = self.steps >= self.horizon
         info = {"super_arm": ids, "triggered": triggered, "outcomes": outcomes}
         info.update({key: feedback[key] for key in self.info_keys})
         return StepOutput(reward, torch.zeros_like(truncated), truncated, info)
 
     def _observe(self) -> torch.Tensor:
-        elapsed = (self.steps.to(torch.float32) / self.horizon)[:, None]
-        return torch.cat([self.feedback, elapsed], dim=1)
+        return self.obs
 
 
 class CMABEnv(TorchScalarEnv):

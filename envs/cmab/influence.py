@@ -181,7 +181,9 @@ class InfluenceProblem(Problem):
         outcomes = (triggered & (rounds[:, dst] == source_round + 1)).to(torch.float32)
         return triggered, outcomes
 
-    def features(self, feedback: Feedback) -> torch.Tensor:
+    def features(
+        self, feedback: Feedback, triggered: torch.Tensor, outcomes: torch.Tensor
+    ) -> torch.Tensor:
         rounds = feedback["activation_round"]
         active = (rounds >= 0).to(torch.float32)
         return torch.cat([active, active * (rounds + 1).to(torch.float32) / self.n_nodes], 1)

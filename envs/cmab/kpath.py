@@ -74,10 +74,6 @@ class KPathProblem(Problem):
         triggered = zeros.to(torch.bool).scatter(1, edges, True)
         return triggered, zeros.scatter(1, edges, feedback["outcomes"])
 
-    def features(self, feedback: Feedback) -> torch.Tensor:
-        triggered, outcomes = self.triggered({}, feedback)
-        return torch.cat([triggered.to(torch.float32), outcomes], dim=1)
-
     def expected_reward(self, params: Params, arm: torch.Tensor) -> torch.Tensor:
         return params["mu"].double().gather(1, self.arms_of(arm)).sum(1)
 

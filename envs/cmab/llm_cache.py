@@ -168,8 +168,9 @@ class LLMCacheProblem(Problem):
         outcomes = torch.cat([arrived, cost_seen * feedback["cost"][:, None]], dim=1)
         return triggered, outcomes
 
-    def features(self, feedback: Feedback) -> torch.Tensor:
-        _, outcomes = self.triggered({}, feedback)
+    def features(
+        self, feedback: Feedback, triggered: torch.Tensor, outcomes: torch.Tensor
+    ) -> torch.Tensor:
         return outcomes
 
     def expected_cost(self, params: Params, arm: torch.Tensor) -> torch.Tensor:

@@ -63,13 +63,27 @@ class Problem:
         """Play ``arm`` once per instance: reward ``(B,)`` float32 and the compact feedback."""
         raise NotImplementedError
 
-    def features(self, feedback: Feedback) -> torch.Tensor:
-        """Observation features ``(B, feedback_dim)`` in [0, 1] of one play's feedback."""
-        raise NotImplementedError
+    def features(
+        self, feedback: Feedback, triggered: torch.Tensor, outcomes: torch.Tensor
+    ) -> torch.Tensor:
+        """Observation features ``(B, feedback_dim)`` in [0, 1] of one play's feedback, given
+        its :meth:`triggered` arms and outcomes: by default the two side by side."""
+        return torch.cat([triggered.to(torch.float32), outcomes], dim=1)
 
     def triggered(self, params: Params, feedback: Feedback) -> tuple[torch.Tensor, torch.Tensor]:
         """Triggered base arms ``(B, n_arms)`` bool and their observed outcomes (0 elsewhere)."""
         raise NotImplementedError
+
+    def observation(
+        self, params: Params, feedback: Feedback
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """A fresh observation buffer ``(B, feedback_dim + 1)`` holding the features (last column
+        left 0 for the env's step counter), the triggered arms and their outcomes."""
+        triggered, outcomes = self.triggered(params, feedback)
+        features = self.features(feedback, triggered, outcomes)
+        buffer = torch.zeros(features.shape[0], self.feedback_dim + 1, device=features.device)
+        buffer[:, : self.feedback_dim] = features
+        return buffer, triggered, outcomes
 
     # --- evaluation ----------------------------------------------------------------------
     def expected_reward(self, params: Params, arm: torch.Tensor) -> torch.Tensor:

@@ -69,17 +69,20 @@ def choice_nvec(n_ids: int, size: int) -> np.ndarray:
 
 
 def decode_choice(action: torch.Tensor, n_ids: int) -> torch.Tensor:
-    """Ids ``(B, k)`` of the ``choice``-encoded ``action`` ``(B, k)`` (entries already in range)."""
-    batch, size = action.shape
-    available = torch.ones(batch, n_ids, dtype=torch.bool, device=action.device)
-    rows = torch.arange(batch, device=action.device)
-    out = torch.empty(batch, size, dtype=torch.int64, device=action.device)
-    for j in range(size):
-        rank = available.cumsum(1)  # rank[b, i] = number of available ids <= i
-        hit = available & (rank == action[:, j : j + 1].long() + 1)
-        chosen = hit.to(torch.uint8).argmax(1)
-        out[:, j] = chosen
-        available[rows, chosen] = False
+    """Ids ``(B, k)`` of the ``choice``-encoded ``action`` ``(B, k)`` (entries already in range).
+
+    Entry ``j`` is the least fixed point of ``x = a_j + #{earlier picks <= x}``, reached from
+    ``x = a_j`` in at most ``j`` iterations (each one before convergence raises ``x`` by at
+    least 1, and by at most ``j`` in all): O(k²) vector operations, no ``(B, m)`` work.
+    """
+    action = action.long()
+    out = action.clone()
+    for j in range(1, action.shape[1]):
+        earlier = out[:, :j]
+        pick = action[:, j]
+        for _ in range(j):
+            pick = action[:, j] + (earlier <= pick[:, None]).sum(1)
+        out[:, j] = pick
     return out
 
 

@@ -161,3 +161,20 @@ def test_online_cucb_learns_the_kpath_instance():
         plays.append(int(action[0]))
         obs, _, _, _, info = env.step(action)
     assert np.mean(np.array(plays[-100:]) == best[0]) > 0.9
+
+
+def test_offline_agent_fits_a_dataset_and_plays_its_super_arm(tmp_path):
+    from gymforge.agents.cmab.agent import OfflineAgent
+    from gymforge.envs.cmab.collect import collect
+
+    path = collect("OffCMAB-Cascade-v0", "uniform", 3000, tmp_path / "d", seed=6)
+    env = gym.make("OffCMAB-Cascade-v0")
+    obs, info = env.reset(seed=6)  # the logged instance
+    agent = OfflineAgent(env)
+    ids = agent.fit(path)
+    _, _, _, _, info = env.step(agent.act(obs, info))
+    np.testing.assert_array_equal(info["super_arm"], ids)
+    _best, value = env.unwrapped.optimal_super_arm()
+    assert value - env.unwrapped.expected_reward(ids) < 1e-3
+    with pytest.raises(ValueError, match="learner must be one of"):
+        OfflineAgent(env, learner="ppo")

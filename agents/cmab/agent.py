@@ -1,0 +1,72 @@
+"""Offline Off-CMAB learners behind the agent protocol: ``fit(dataset)``, then ``act``.
+
+``OfflineAgent(env, learner="clcb")`` learns one super arm from a logged dataset of the env's
+instance and plays it every step (an offline learner does not adapt online). ``learner`` is one
+of :data:`LEARNERS`: ``clcb`` (the reference) or a baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from gymforge.agents.cmab.clcb import clcb
+from gymforge.envs.cmab.datasets import LoggedDataset, load_dataset
+
+
+def _learners() -> dict[str, Callable[[LoggedDataset], torch.Tensor]]:
+    from gymforge.baselines.cmab.cucb_offline import cucb_offline
+    from gymforge.baselines.cmab.emp import emp
+    from gymforge.baselines.cmab.lec import lec
+    from gymforge.baselines.cmab.lfu import lfu
+
+    return {"clcb": clcb, "cucb_offline": cucb_offline, "emp": emp, "lfu": lfu, "lec": lec}
+
+
+LEARNERS = ("clcb", "cucb_offline", "emp", "lfu", "lec")
+
+
+def super_arm_ids(arm: torch.Tensor) -> torch.Tensor:
+    """Ids ``(k,)`` of a natural-form super arm with batch axis 1 (ranked ids, mask or path)."""
+    if arm.dtype == torch.bool:
+        return torch.nonzero(arm[0])[:, 0]
+    return arm[0] if arm.dim() == 2 else arm
+
+
+class OfflineAgent:
+    """Plays the super arm an offline learner picks from a logged dataset."""
+
+    def __init__(self, env: Any, learner: str = "clcb", **learner_kwargs: Any) -> None:
+        if learner not in LEARNERS:
+            raise ValueError(f"learner must be one of {LEARNERS}, got {learner!r}")
+        unwrapped = getattr(env, "unwrapped", env)
+        self.scalar = hasattr(unwrapped, "_vector")
+        self.vector = unwrapped._vector if self.scalar else unwrapped
+        self.learner = learner
+        self.learner_kwargs = learner_kwargs
+        self.super_arm: np.ndarray | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to reset: the fitted super arm stays."""
+
+    def fit(self, dataset: LoggedDataset | str | Path) -> np.ndarray:
+        """Learn the super arm from ``dataset`` (a :class:`LoggedDataset` or its folder)."""
+        if not isinstance(dataset, LoggedDataset):
+            dataset = load_dataset(dataset)
+        if dataset.problem.public_config() != self.vector.problem.public_config():
+            raise ValueError("the dataset was logged on a different problem than this env's")
+        arm = _learners()[self.learner](dataset, **self.learner_kwargs)
+        self.super_arm = super_arm_ids(arm).numpy()
+        return self.super_arm
+
+    def act(self, observation: Any, info: dict[str, Any] | None = None) -> Any:
+        if self.super_arm is None:
+            raise RuntimeError("call fit(dataset) before act()")
+        action = self.vector.encode(self.super_arm)
+        if self.scalar:
+            return action[0].numpy()
+        return action.expand(self.vector.num_envs, -1)
