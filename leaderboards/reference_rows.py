@@ -23,14 +23,18 @@ from gymforge.registry import get_spec
 
 
 def reference_meta(task: str, name: str, entry_point: str) -> dict:
-    """Submission metadata of a registry agent (its docstring's first line is the method)."""
-    doc = inspect.getdoc(load_factory(entry_point)) or entry_point
-    label = "Random (uniform actions)" if name == "random" else f"Reference: {name}"
+    """Submission metadata of a registry agent; its docstring's summary is the description."""
+    factory = load_factory(entry_point)
+    doc = inspect.getdoc(factory) or ""
+    summary = doc.split("\n\n")[0].replace("\n", " ").strip()
+    if not summary or summary.startswith("Args:"):
+        summary = f"{factory.__name__} ({entry_point})."
+    random = name == "random"
     return {
-        "name": label,
+        "name": "Random (uniform actions)" if random else f"Reference: {name}",
         "authors": ["gymforge maintainers"],
-        "method": doc.splitlines()[0],
-        "description": f"registry agent {name!r} of the env id ({entry_point}); no training",
+        "method": "uniform random actions" if random else f"reference agent {factory.__name__}",
+        "description": f"{summary} Registry agent {name!r} of the env id; not trained.",
         "code_url": None,
         "training_env_steps": 0,
         "command": f"gymforge submit --protocol {task} --agent {name} --meta submission.json",

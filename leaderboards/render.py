@@ -199,8 +199,25 @@ def render_markdown(board: Board) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def _of_reference(mean: float, board: Board) -> str:
+    """``mean`` as a percentage of the reference agent's score (when that is positive)."""
+    scores = board.protocol.normalisation_scores()
+    if scores is None or scores[1] <= 0:
+        return "–"
+    return f"{100.0 * mean / scores[1]:.1f}%"
+
+
+def method_groups(board: Board) -> list[tuple[str, list[Row]]]:
+    """The board's rows grouped by their ``method`` (e.g. one RL algorithm over several seeds),
+    groups in the order of their best row."""
+    groups: dict[str, list[Row]] = {}
+    for row in board.rows:
+        groups.setdefault(str(row.submission["meta"]["method"]), []).append(row)
+    return list(groups.items())
+
+
 def render_overview(boards: list[Board]) -> bytes:
-    """One table over every board: each row's normalised score (reference = 1, random = 0)."""
+    """Every board in one file: each row, then each method across its rows (seeds)."""
     lines = [
         "# Leaderboards",
         "",
@@ -209,10 +226,14 @@ def render_overview(boards: list[Board]) -> bytes:
         f"_{LABEL}_",
         "",
         "Normalised score: 0 is the random agent, 1 the task's reference agent (see each "
-        "board's protocol). The HTML version with sortable tables and plots is `site/index.html`.",
+        "board's protocol); % of reference is the mean over the reference agent's mean. The HTML "
+        "version with sortable tables and plots is `site/index.html`.",
         "",
-        "| task | env id | reference (score) | random | rows | submission | mean | normalised |",
-        "|---|---|---|---:|---:|---|---:|---:|",
+        "## Every row",
+        "",
+        "| task | env id | reference (score) | random | rows | submission | mean ± std "
+        "| normalised | % of reference |",
+        "|---|---|---|---:|---:|---|---:|---:|---:|",
     ]
     for board in boards:
         p = board.protocol
@@ -223,18 +244,39 @@ def render_overview(boards: list[Board]) -> bytes:
             f"{_num(norm['random']['score'])} | {len(board.rows)} |"
         )
         if not board.rows:
-            lines.append(head + " – | – | – |")
+            lines.append(head + " – | – | – | – |")
         for index, row in enumerate(board.rows):
             prefix = head if index == 0 else "| | | | | |"
             agg = row.results["aggregate"]
             lines.append(
-                f"{prefix} {row.name} | {_num(agg['mean'])} | {_num(agg['normalised'], 3)} |"
+                f"{prefix} {row.name} | {_num(agg['mean'])} ± {_num(agg['std'])} | "
+                f"{_num(agg['normalised'], 3)} | {_of_reference(agg['mean'], board)} |"
+            )
+    lines += [
+        "",
+        "## By method",
+        "",
+        "Rows with the same `method` (e.g. one algorithm trained with several seeds) together: "
+        "the mean, min and max of their means.",
+        "",
+        "| task | method | rows | mean of means | min – max | normalised | % of reference |",
+        "|---|---|---:|---:|---|---:|---:|",
+    ]
+    for board in boards:
+        for method, rows in method_groups(board):
+            means = [r.mean for r in rows]
+            mean = sum(means) / len(means)
+            normalised = board.protocol.normalise(mean)
+            lines.append(
+                f"| {board.protocol.task} | {method.replace('|', '/')} | {len(rows)} | "
+                f"{_num(mean)} | {_num(min(means))} – {_num(max(means))} | "
+                f"{_num(normalised, 3)} | {_of_reference(mean, board)} |"
             )
     return ("\n".join(lines) + "\n").encode()
 
 
 def render_plot(board: Board) -> bytes:
-    """A horizontal bar chart of each row's mean with its 95% CI, random and reference marked."""
+    """Each row's mean with its 95% CI (points, best on top), random and reference marked."""
     from matplotlib import rcParams
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
