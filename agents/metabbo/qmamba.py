@@ -15,14 +15,16 @@ Loss (:func:`qmamba_loss`), with ``Q̂`` the detached Q-values and ``max`` over 
 
     TD_inner = mean_{t, i<K} (Q_i(a^i) - max Q̂_{i+1})²          # Bellman backup inside a step
     TD_last  = mean_t (Q_K(a^K) - (r_t + γ max Q̂_1(s_{t+1})))²  # 0 bootstrap at episode end
+    (max Q̂ clipped to ``target_range``)
     CQL      = mean over non-taken bins of Q²                     # conservative: push them to 0
     loss     = 0.5 (TD_inner + β TD_last) + 0.5 λ CQL             # β = 10, λ = 1, γ = 0.99
 
 Differences from the reference implementation: tokens are mixed by an own pure-torch Mamba block
 (no ``mamba_ssm``/CUDA), observations are standardised with dataset statistics stored in the
-model, and the head's output is bounded to ``(0, 1)`` by a sigmoid (upstream min-max normalises it
-over the sequence axis, which bounds it too but makes a token's Q-values depend on later tokens,
-so it cannot be computed step by step). Without a bound the bootstrapped targets diverge.
+model, and the bootstrapped targets are clipped to the return range ``[0, 1]`` (upstream min-max
+normalises the head's output over the sequence axis, which bounds it too but makes a token's
+Q-values depend on later tokens, so it cannot be computed step by step). Without a bound the
+bootstrapped targets diverge on MetaBBO data.
 """
 
 from __future__ import annotations
@@ -64,10 +66,12 @@ class QMambaConfig:
         gamma: discount between environment steps.
         beta: weight of the last dimension's TD term (the one with the reward).
         lam: weight of the conservative term.
-        q_output: ``"sigmoid"`` bounds Q-values to ``(0, 1)``, the range of MetaBBO returns
-            (``Perf <= 1``), which keeps the bootstrapped targets from diverging (upstream bounds
-            them by min-max normalising over the sequence, which is not causal); ``"linear"``
-            leaves the head's output as is.
+        q_output: ``"linear"`` uses the head's output as is; ``"sigmoid"`` squashes it into
+            ``(0, 1)`` (it saturates: on MetaBBO data the Q-values then collapsed to 0).
+        target_range: bootstrapped targets (``max Q̂``) are clipped to this range; MetaBBO
+            returns lie in ``[0, 1]`` (``Perf <= 1``). Without a bound the targets diverge on real
+            data (upstream bounds the Q-values by min-max normalising them over the sequence,
+            which is not causal). ``None``: no clipping.
     """
 
     obs_dim: int = 9
@@ -80,7 +84,8 @@ class QMambaConfig:
     gamma: float = 0.99
     beta: float = 10.0
     lam: float = 1.0
-    q_output: str = "sigmoid"
+    q_output: str = "linear"
+    target_range: tuple[float, float] | None = (0.0, 1.0)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "action_nvec", tuple(int(n) for n in self.action_nvec))
@@ -95,6 +100,13 @@ class QMambaConfig:
                 f"token_bits={self.token_bits} codes at most {2**self.token_bits - 1} bins plus the "
                 f"start code; action_nvec has {max(self.action_nvec)}"
             )
+        if self.target_range is not None:
+            lo, hi = (float(v) for v in self.target_range)
+            if not lo < hi:
+                raise ValueError(
+                    f"target_range must be (low, high) with low < high, got {self.target_range}"
+                )
+            object.__setattr__(self, "target_range", (lo, hi))
         if self.q_output not in ("sigmoid", "linear"):
             raise ValueError(f"q_output must be 'sigmoid' or 'linear', got {self.q_output!r}")
         if not 0.0 <= self.gamma <= 1.0:
@@ -123,6 +135,7 @@ class QMambaConfig:
         """A JSON-ready dict (``QMambaConfig(**d)`` rebuilds it)."""
         d = asdict(self)
         d["action_nvec"] = list(self.action_nvec)
+        d["target_range"] = None if self.target_range is None else list(self.target_range)
         return d
 
 
@@ -272,6 +285,8 @@ def qmamba_loss(
     taken = F.one_hot(actions, m).bool()  # [B, T, K, M]
     q_taken = (q * taken).sum(-1)  # [B, T, K]
     q_max = q.detach().masked_fill(~bins_ok, -torch.inf).amax(-1)  # [B, T, K]
+    if config.target_range is not None:
+        q_max = q_max.clamp(*config.target_range)
 
     step_mask = valid.unsqueeze(-1)
     if k > 1:

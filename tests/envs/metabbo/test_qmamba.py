@@ -128,7 +128,9 @@ def test_net_act_picks_the_argmax_of_each_token_given_its_own_previous_choices()
 
 
 def test_loss_on_a_hand_computed_batch():
-    config = QMambaConfig(obs_dim=1, action_nvec=(3, 3), gamma=0.5, beta=10.0, lam=1.0)
+    config = QMambaConfig(
+        obs_dim=1, action_nvec=(3, 3), gamma=0.5, beta=10.0, lam=1.0, target_range=None
+    )
     q = torch.tensor([[[[1.0, 2, 3], [0, 1, 0]], [[2, 0, 0], [1, 1, 4]]]], requires_grad=True)
     actions = torch.tensor([[[0, 2], [1, 2]]])
     rewards = torch.tensor([[1.0, 2.0]])
@@ -158,6 +160,15 @@ def test_loss_on_a_hand_computed_batch():
         config,
     )
     assert out_pad["loss"].item() == pytest.approx(out["loss"].item())
+
+    # with targets clipped to [0, 1]: max Q̂ = 3, 1 | 2, 4 become 1, 1 | 1, 1
+    # td_inner: (1 - 1)^2, (0 - 1)^2 -> 0.5; td_last: (0 - (1 + 0.5 * 1))^2 = 2.25, (4 - 2)^2 = 4
+    clipped = qmamba_loss(
+        q.detach(), actions, rewards, valid, QMambaConfig(obs_dim=1, action_nvec=(3, 3), gamma=0.5)
+    )
+    assert clipped["td_inner"].item() == pytest.approx(0.5)
+    assert clipped["td_last"].item() == pytest.approx(3.125)
+    assert clipped["loss"].item() == pytest.approx(0.5 * (0.5 + 10 * 3.125) + 0.5 * 2.5)
 
 
 def _bandit_data(n=96, steps=4, seed=0):
