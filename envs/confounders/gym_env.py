@@ -36,6 +36,12 @@ _DOC = """Confounder stream: classify images whose confounder shifts stage by st
     ``passes_per_stage`` times in a new shuffled order; every stage is rendered from the same
     draws with its own shift, as in the reference. The episode is the whole stream.
 
+    Each instance draws its episode at reset from its own ``torch.Generator`` on the env's
+    device, seeded from the instance's counter-based stream (one short Python loop over the
+    instances being reset; stepping is fully batched). It keeps its pixel noise in memory:
+    ``2 * samples_per_group * 4 KiB`` per instance (1 MiB at the defaults, 8 MiB at the
+    reference's N = 1024). CPU and GPU draw different numbers for the same seed.
+
     ## Action Space
     ``Box(0, 1, (batch_size,), float32)``: the predicted probability that each image of the batch
     belongs to group B (y = 1). A prediction counts as B when it is >= 0.5.

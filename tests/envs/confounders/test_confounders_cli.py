@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from gymforge.cli import main
 
 
@@ -20,6 +22,7 @@ def test_continual_command_writes_the_accuracy_matrix(tmp_path, capsys):
     assert "dCor² per stage" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_rollout_with_the_online_rmdn_agent(capsys):
     assert main(["rollout", "ConfounderStream-v0", "--agent", "rmdn", "--episodes", "1"]) == 0
     assert "mean return" in capsys.readouterr().out
