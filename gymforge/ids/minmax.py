@@ -41,5 +41,6 @@ SPECS: tuple[EnvSpec, ...] = (
         vector_entry_point="gymforge.envs.minmax.tuning_env:MinMaxTuningVecEnv",
         kwargs={"game": "bilinear", "order": "simultaneous"},
         capabilities=Capabilities(batched=True, devices=("cpu", "cuda")),
+        agents={"spectral": "gymforge.agents.minmax.tuning_agent:SpectralTuningAgent"},
     ),
 )
