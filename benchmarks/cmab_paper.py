@@ -38,14 +38,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import command_line, machine_info, write_atomic, write_json
 
 from gymforge.agents.cmab.clcb import clcb
-from gymforge.agents.cmab.metrics import llm_cache_bound, suboptimality_gap
+from gymforge.agents.cmab.metrics import llm_cache_bound, suboptimality_gap, theorem1_bound
 from gymforge.agents.cmab.oracles import greedy_im_oracle
 from gymforge.baselines.cmab.cucb_offline import cucb_offline
 from gymforge.baselines.cmab.emp import emp
 from gymforge.baselines.cmab.lec import lec
 from gymforge.baselines.cmab.lfu import lfu
 from gymforge.envs.cmab.collect import collect_records, problem_for
-from gymforge.envs.cmab.datasets import LoggedDataset
+from gymforge.envs.cmab.datasets import LoggedDataset, coverage
 from gymforge.envs.cmab.problem import Problem, instance_params
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -61,12 +61,16 @@ def gap_table(
     *,
     alpha: float | None = None,
     logging_options: dict[str, Any] | None = None,
+    bound: Callable[[Problem, Any, LoggedDataset, Any], float] | None = None,
 ) -> dict[str, Any]:
-    """Mean and standard error of each learner's gap at every n (same datasets for all)."""
+    """Mean and standard error of each learner's gap at every n (same datasets for all), and the
+    median over trials of ``bound(problem, params, dataset, optimal_arm)`` if given."""
     gaps = {name: np.zeros((len(n_grid), trials)) for name in learners}
+    bounds = np.full((len(n_grid), trials), np.nan)
     for trial in range(trials):
         params = instance_params(problem, trial)
-        optimum = float(problem.optimal(params)[1][0])
+        best_arm, best_value = problem.optimal(params)
+        optimum = float(best_value[0])
         for row, n in enumerate(n_grid):
             arrays = collect_records(problem, params, logging, n, trial, **(logging_options or {}))
             dataset = LoggedDataset(arrays, {"n": n}, problem, params)
@@ -74,7 +78,10 @@ def gap_table(
                 gaps[name][row, trial] = suboptimality_gap(
                     problem, params, learner(dataset), alpha=alpha, optimum=optimum
                 )
+            if bound is not None:
+                bounds[row, trial] = bound(problem, params, dataset, best_arm)
     return {
+        "bound_median": np.median(bounds, axis=1).tolist() if bound is not None else None,
         "n": n_grid,
         "trials": trials,
         "logging": logging,
@@ -82,6 +89,17 @@ def gap_table(
         "sem": {name: (g.std(1, ddof=1) / math.sqrt(trials)).tolist() for name, g in gaps.items()},
         "overall_mean": {name: float(g.mean()) for name, g in gaps.items()},
     }
+
+
+def theorem1(problem: Problem, params: Any, dataset: LoggedDataset, best_arm: Any) -> float:
+    """Theorem 1's bound (C3 form, B₁ = 1, δ = 0.1) with the dataset's coverage of ``S*``."""
+    counts, _ = dataset.arm_statistics()
+    cover = coverage(problem, params, counts, dataset.n, best_arm)
+    if not math.isfinite(cover["C_inf"]):
+        return math.inf
+    return theorem1_bound(
+        dataset.n, problem.n_arms, 0.1, c_inf=cover["C_inf"], k_bar_2=cover["K_bar_2"]
+    )
 
 
 def loglog_slope(n_grid: list[int], means: list[float]) -> float | None:
@@ -105,7 +123,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     n_cascade = [10, 20, 50, 100] if args.quick else [10, 20, 50, 100, 200, 500, 1000, 2000]
     learners = {"CLCB": clcb, "CUCB-Offline": cucb_offline, "EMP": emp}
     start = time.perf_counter()
-    table = gap_table(cascade, learners, n_cascade, trials, "uniform")
+    table = gap_table(cascade, learners, n_cascade, trials, "uniform", bound=theorem1)
     overall = table["overall_mean"]
     table["reduction_vs_cucb_offline"] = reduction(overall["CLCB"], overall["CUCB-Offline"])
     table["reduction_vs_emp"] = reduction(overall["CLCB"], overall["EMP"])
@@ -226,26 +244,28 @@ def markdown(results: dict[str, Any], meta: dict[str, Any]) -> str:
         table = results[key]
         names = list(table["mean"])
         lines += [f"## {title}", "", f"{table['trials']} trials; mean gap ± s.e.", ""]
-        lines.append(
-            "| n | "
-            + " | ".join(names)
-            + (" | bound (4√(2m log(6mn/δ)/n)) |" if key == "llm_cache" else " |")
-        )
-        lines.append("|---" * (len(names) + 1 + (key == "llm_cache")) + "|")
+        bound = table.get("bound") or table.get("bound_median")
+        bound_name = {
+            "llm_cache": "bound 4√(2m log(6mn/δ)/n)",
+            "cascade": "Theorem 1 bound (median; ∞ if S* uncovered)",
+        }.get(key)
+        extra = 1 if bound else 0
+        lines.append("| n | " + " | ".join(names) + (f" | {bound_name} |" if bound else " |"))
+        lines.append("|---" * (len(names) + 1 + extra) + "|")
         for row, n in enumerate(table["n"]):
             cells = [f"{table['mean'][m][row]:.3g} ± {table['sem'][m][row]:.2g}" for m in names]
-            if key == "llm_cache":
-                cells.append(f"{table['bound'][row]:.3g}")
+            if bound:
+                cells.append(f"{bound[row]:.3g}")
             lines.append(f"| {n} | " + " | ".join(cells) + " |")
         lines.append(
             "| mean over n | "
             + " | ".join(_fmt(table["overall_mean"][m]) for m in names)
-            + (" | |" if key == "llm_cache" else " |")
+            + (" | |" if bound else " |")
         )
         lines.append(
             "| log-log slope | "
             + " | ".join(_fmt(table["slope"][m]) for m in names)
-            + (" | −0.5 |" if key == "llm_cache" else " |")
+            + (" | |" if bound else " |")
         )
         lines.append("")
         if key == "cascade":

@@ -111,6 +111,7 @@ class CMABVecEnv(TorchVectorEnv):
         squeeze = action.dim() == 1
         action = action[None] if squeeze else action
         nvec = torch.as_tensor(choice_nvec(self.problem.n_ids, self.problem.size))
+        nvec = nvec.to(action.device)
         if action.shape[-1] != nvec.shape[0] or bool(((action < 0) | (action >= nvec)).any()):
             raise ValueError(f"action must have entries in [0, {nvec.tolist()}) per position")
         return decode_choice(action.long(), self.problem.n_ids)
