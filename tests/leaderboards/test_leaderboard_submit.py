@@ -277,7 +277,16 @@ def _run_folder(path: Path) -> Path:
     PPO("MlpPolicy", gym.make("LineFlow-WaitingTime-v0", horizon=300), seed=0).save(
         path / "model.zip"
     )
-    config = {"format": "gymforge-sb3-agent", "format_version": 1, "algo": "ppo", "seed": 0}
+    config = {
+        "format": "gymforge-sb3-agent",
+        "format_version": 1,
+        "algo": "ppo",
+        "seed": 0,
+        "steps": 3000,
+        "n_envs": 1,
+        "env_id": "LineFlow-WaitingTime-v0",
+        "command": ["gymforge", "train", "LineFlow-WaitingTime-v0", "--algo", "ppo"],
+    }
     (path / "config.json").write_text(json.dumps(config))
     curve = [{"timesteps": t, "mean_return": r, "std_return": 0.0, "episodes": []}
              for t, r in ((1000, 3.0), (2000, 6.0), (3000, 8.5))]  # fmt: skip
@@ -287,7 +296,9 @@ def _run_folder(path: Path) -> Path:
 
 def test_leaderboards__trained_run_brings_its_learning_curve(board, tmp_path):
     run = _run_folder(tmp_path / "run")
-    folder = submit(board, TASK, str(run), meta("PPO seed 0"), submission_id="20260103-ppo")
+    from gymforge.leaderboards.trained_rows import submit_run
+
+    folder = submit_run(board, run, submission_id="20260103-ppo")
     assert sorted(p.name for p in (folder / "policy").iterdir()) == [
         "config.json",
         "evaluations.json",
@@ -295,6 +306,9 @@ def test_leaderboards__trained_run_brings_its_learning_curve(board, tmp_path):
     ]
     record = json.loads((folder / "submission.json").read_text())
     assert record["agent"]["algorithm"] == "ppo"
+    assert record["meta"]["name"] == "PPO seed 0"
+    assert record["meta"]["training_env_steps"] == 3000
+    assert record["meta"]["command"] == "gymforge train LineFlow-WaitingTime-v0 --algo ppo"
     assert set(record["files"]) == {"policy/config.json", "policy/evaluations.json"}
     write_all(board)
     curves = board / "site" / "plots" / "lineflow-ShortWaitingTime-curves.svg"
