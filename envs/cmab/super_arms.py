@@ -89,9 +89,9 @@ def decode_choice(action: torch.Tensor, n_ids: int) -> torch.Tensor:
 def encode_choice(ids: torch.Tensor) -> torch.Tensor:
     """The ``choice`` encoding ``(B, k)`` of valid super arms ``ids`` ``(B, k)``."""
     ids = ids.long()
-    earlier_smaller = (ids[:, None, :] < ids[:, :, None]) & torch.ones(
-        ids.shape[1], ids.shape[1], dtype=torch.bool, device=ids.device
-    ).tril(-1)
+    position = torch.arange(ids.shape[1], device=ids.device)
+    earlier = position[None, :] < position[:, None]  # [j, l]: l comes before j
+    earlier_smaller = (ids[:, None, :] < ids[:, :, None]) & earlier
     return ids - earlier_smaller.sum(2)
 
 
