@@ -86,10 +86,11 @@ class MinMaxBatchedParallelEnv:
     ``{agent: (B, dim)}`` increments and returns observations, rewards ``(B,)``, terminations and
     truncations ``(B,) bool`` and infos ``{agent: {"f": (B,)}}`` per agent. Instance ``i`` of a
     batch reset with seed ``s`` equals a batch of one reset with ``s + i``. Episodes of all
-    instances end together (no autoreset).
+    instances end together (no autoreset). Game, spaces, rewards and arguments are those of
+    :class:`MinMaxParallelEnv`; ``game_params`` may carry a leading batch axis of size ``B``
+    (one game per instance).
     """
 
-    __doc__ = _DOC
     possible_agents = AGENTS
 
     def __init__(

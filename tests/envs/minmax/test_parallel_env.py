@@ -149,3 +149,20 @@ def test_bad_actions_and_kwargs_raise_value_errors_before_any_change():
         MinMaxParallelEnv(game="bilinear", max_steps=0)
     with pytest.raises(ValueError, match="max_increment must be a finite number > 0"):
         MinMaxParallelEnv(game="bilinear", max_increment=float("inf"))
+
+
+def test_batched_env_runs_one_game_per_instance():
+    env = MinMaxBatchedParallelEnv(
+        num_envs=2, game="bilinear", game_params={"A": [[[1.0]], [[2.0]]]}
+    )
+    obs, _ = env.reset(seed=0)
+    zero = torch.zeros(2, 1)
+    *_, infos = env.step({"x": zero, "y": zero})
+    x, y = obs["x"][:, 0].double(), obs["x"][:, 1].double()
+    torch.testing.assert_close(
+        infos["y"]["f"].double(), torch.stack([x[0] * y[0], 2 * x[1] * y[1]])
+    )
+    with pytest.raises(ValueError, match="it must be 1 or num_envs=3"):
+        MinMaxBatchedParallelEnv(
+            num_envs=3, game="bilinear", game_params={"A": torch.ones(2, 1, 1)}
+        )
