@@ -189,6 +189,9 @@ def markdown(data: dict[str, Any]) -> str:
     def rate(x: float | None) -> str:
         return "–" if x is None else f"{x:,.0f}"
 
+    def ratio(x: float) -> str:
+        return f"{x:.2g}×" if x < 10 else f"{x:.0f}×"
+
     lines = [
         "# Off-CMAB speed (cascade, m=100, k=5)",
         "",
@@ -203,7 +206,7 @@ def markdown(data: dict[str, Any]) -> str:
             f"| {row['B']} | {rate(row['dynamics'])} | {rate(row['vector_env_ids'])} | "
             f"{rate(row['vector_env_choice'])} | {rate(row.get('numpy_loop'))} | "
             + (
-                f"{row['ratio_dynamics_over_loop']:.0f}× | {row['ratio_vector_env_over_loop']:.0f}× |"
+                f"{ratio(row['ratio_dynamics_over_loop'])} | {ratio(row['ratio_vector_env_over_loop'])} |"
                 if "numpy_loop" in row
                 else "– | – |"
             )
