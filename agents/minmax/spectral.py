@@ -30,6 +30,10 @@ def update_matrix(game: LinearGame, h: Any, beta: Any, order: str) -> torch.Tens
     batch = max(
         g.shape[0], ref_h.numel() if ref_h.dim() else 1, ref_b.numel() if ref_b.dim() else 1
     )
+    if g.shape[0] not in (1, batch):
+        raise ValueError(
+            f"h and beta must be scalars or have one entry per game ({g.shape[0]}), got {batch}"
+        )
     like = g.new_zeros(1)
     h_t = as_batch("h (step size)", h, batch, like, minimum=0.0)[:, :, None]  # (B, 1, 1)
     b_t = as_batch("beta (momentum)", beta, batch, like)[:, :, None]

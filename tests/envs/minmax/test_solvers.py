@@ -143,3 +143,18 @@ def test_simulated_growth_rate_on_a_2x2_game_matches_the_spectrum():
         rate = simulated_growth_rate(game, hs, betas, order, iterations=3000)
         exact = stability_map(game, hs, betas, order).log()
         torch.testing.assert_close(rate, exact, atol=3e-3, rtol=0)
+
+
+def test_spectral_radius_of_per_game_parameters():
+    # Sim-GDA on a‖x‖² + xy − 0 ... with c = 0: ρ per game from its own a; mismatched batch fails.
+    game = make_game("quadratic", {"a": [0.1, 0.2, 0.3], "B": torch.ones(3, 1, 1), "c": 0.0})
+    per_game = spectral_radius(game, 0.1, 0.0, "simultaneous")
+    one_by_one = [
+        float(
+            spectral_radius(make_game("quadratic", {"a": a, "c": 0.0}), 0.1, 0.0, "simultaneous")[0]
+        )
+        for a in (0.1, 0.2, 0.3)
+    ]
+    assert per_game.tolist() == pytest.approx(one_by_one)
+    with pytest.raises(ValueError, match="one entry per game"):
+        spectral_radius(game, torch.full((5,), 0.1), 0.0, "simultaneous")
