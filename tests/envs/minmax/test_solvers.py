@@ -146,7 +146,7 @@ def test_simulated_growth_rate_on_a_2x2_game_matches_the_spectrum():
 
 
 def test_spectral_radius_of_per_game_parameters():
-    # Sim-GDA on a‖x‖² + xy − 0 ... with c = 0: ρ per game from its own a; mismatched batch fails.
+    # f = a x² + xy (c = 0) for three values of a: each game gets its own ρ.
     game = make_game("quadratic", {"a": [0.1, 0.2, 0.3], "B": torch.ones(3, 1, 1), "c": 0.0})
     per_game = spectral_radius(game, 0.1, 0.0, "simultaneous")
     one_by_one = [
