@@ -37,19 +37,28 @@ RESULTS = common.REPO_ROOT / "benchmarks" / "results"
 NAME = "confounders_speed"
 
 
-def stream_images_per_second(seed: int) -> float:
-    start = time.perf_counter()
+def _clocks() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _rates(count: float, start: tuple[float, float]) -> tuple[float, float]:
+    wall, cpu = _clocks()
+    return count / (wall - start[0]), count / max(cpu - start[1], 1e-9)
+
+
+def stream_images_per_second(seed: int) -> tuple[float, float]:
+    start = _clocks()
     stream = SyntheticStream(SyntheticConfig(samples_per_group=1024), seed=seed, batch_size=128)
     count = 0
     for x, _c, _y, _stage in stream:
         count += x.shape[0]
-    return count / (time.perf_counter() - start)
+    return _rates(count, start)
 
 
-def numpy_loop_images_per_second(n_per_group: int, seed: int) -> float:
+def numpy_loop_images_per_second(n_per_group: int, seed: int) -> tuple[float, float]:
     """The anchor: one dataset of 2N images, image by image, as the reference's recipe reads."""
     kernel = gaussian_kernel(16).numpy()
-    start = time.perf_counter()
+    start = _clocks()
     rng = np.random.default_rng(seed)
     cf = np.concatenate([rng.uniform(3, 5, n_per_group), rng.uniform(4, 6, n_per_group)])
     mf = np.concatenate([rng.uniform(3, 5, n_per_group), rng.uniform(4, 6, n_per_group)])
@@ -59,17 +68,17 @@ def numpy_loop_images_per_second(n_per_group: int, seed: int) -> float:
         x[i, 16:, :16] = kernel * cf[i]
         x[i, 16:, 16:] = kernel * mf[i]
         x[i] += rng.normal(0, 0.01, size=(32, 32))
-    return 2 * n_per_group / (time.perf_counter() - start)
+    return _rates(2 * n_per_group, start)
 
 
-def env_images_per_second(num_envs: int, steps: int) -> float:
+def env_images_per_second(num_envs: int, steps: int) -> tuple[float, float]:
     env = ConfounderStreamVecEnv(num_envs=num_envs, samples_per_group=1024, batch_size=128)
     env.reset(seed=0)
     action = torch.full((num_envs, 128), 0.5)
-    start = time.perf_counter()
+    start = _clocks()
     for _ in range(steps):
         env.step(action)
-    return num_envs * 128 * steps / (time.perf_counter() - start)
+    return _rates(num_envs * 128 * steps, start)
 
 
 def layer_times(shape: tuple[int, ...], reps: int, blocks: int) -> dict[str, Any]:
@@ -85,25 +94,27 @@ def layer_times(shape: tuple[int, ...], reps: int, blocks: int) -> dict[str, Any
     for _ in range(5):  # warm-up
         rmdn(x, design)
         bn(x)
-    r_times, b_times = [], []
+    times: dict[str, list[float]] = {"rmdn_wall": [], "rmdn_cpu": [], "bn_wall": [], "bn_cpu": []}
     with torch.no_grad():
         for _ in range(blocks):
-            start = time.perf_counter()
-            for _ in range(reps):
-                rmdn(x, design)
-            r_times.append((time.perf_counter() - start) / reps)
-            start = time.perf_counter()
-            for _ in range(reps):
-                bn(x)
-            b_times.append((time.perf_counter() - start) / reps)
-    r, b = statistics.median(r_times), statistics.median(b_times)
+            for name, layer in (("rmdn", lambda: rmdn(x, design)), ("bn", lambda: bn(x))):
+                wall, cpu = _clocks()
+                for _ in range(reps):
+                    layer()
+                times[f"{name}_wall"].append((time.perf_counter() - wall) / reps)
+                times[f"{name}_cpu"].append((time.process_time() - cpu) / reps)
+    med = {k: statistics.median(v) * 1e6 for k, v in times.items()}
+    ratio = med["rmdn_cpu"] / med["bn_cpu"]
     return {
         "shape": list(shape),
         "features": int(np.prod(shape)),
-        "rmdn_us": r * 1e6,
-        "batchnorm_us": b * 1e6,
-        "ratio": r / b,
-        "pass": r / b <= 1.5,
+        "rmdn_cpu_us": med["rmdn_cpu"],
+        "batchnorm_cpu_us": med["bn_cpu"],
+        "ratio_cpu": ratio,
+        "rmdn_wall_us": med["rmdn_wall"],
+        "batchnorm_wall_us": med["bn_wall"],
+        "ratio_wall": med["rmdn_wall"] / med["bn_wall"],
+        "pass": ratio <= 1.5,
     }
 
 
@@ -113,31 +124,49 @@ def markdown(data: dict[str, Any]) -> str:
         "# Confounder streams: generation and R-MDN layer speed",
         "",
         f"Run {data['when']} on {data['machine']['platform']}, {data['machine']['cpu_count']} CPUs, "
-        f"one torch thread, **measured under load from other jobs on a shared 2-core machine**: "
-        f"compare ratios, not absolute rates. Command: `{data['command']}`.",
+        "one torch thread, **measured under heavy load from other jobs on a shared 2-core machine** "
+        "(this process got a fraction of a core). Each figure is given per CPU-second of this "
+        "process (`time.process_time`, what the code costs) and per wall-clock second (what the "
+        "loaded machine delivered); verdicts use CPU time. Re-run on a quiet machine for wall "
+        f"figures. Command: `{data['command']}`.",
         "",
         "## Stream generation (target >= 100,000 images/s)",
         "",
-        "| what | images/s (median) | runs |",
-        "|---|---:|---:|",
-        f"| `SyntheticStream`, whole default stream (5 x 2048 images, batch 128) | {s['stream_median']:,.0f} | {len(s['stream_runs'])} |",
-        f"| anchor: NumPy per-image loop after the reference recipe (2048 images) | {s['numpy_loop_median']:,.0f} | {len(s['numpy_loop_runs'])} |",
-        f"| batched env `step`, B = {s['env_num_envs']} streams x 128 images | {s['env_median']:,.0f} | {len(s['env_runs'])} |",
+        "| what | images per CPU-s (median) | images per wall-s (median) | runs |",
+        "|---|---:|---:|---:|",
+    ]
+    rows = (
+        ("`SyntheticStream`, whole default stream (5 x 2048 images, batch 128)", "stream"),
+        ("anchor: NumPy per-image loop after the reference recipe (2048 images)", "numpy_loop"),
+        (f"batched env `step`, B = {s['env_num_envs']} streams x 128 images", "env"),
+    )
+    for label, key in rows:
+        lines.append(
+            f"| {label} | {s[key + '_cpu_median']:,.0f} | {s[key + '_wall_median']:,.0f} | {len(s[key + '_runs'])} |"
+        )
+    ratio = s["stream_cpu_median"] / s["numpy_loop_cpu_median"]
+    lines += [
         "",
-        f"Target: **{'PASS' if s['pass'] else 'FAIL'}**; stream / NumPy loop = {s['stream_median'] / s['numpy_loop_median']:.1f}x.",
+        f"Target: **{'PASS' if s['pass'] else 'FAIL'}** (CPU time); stream / NumPy loop = {ratio:.1f}x.",
         "",
         "## R-MDN layer vs. BatchNorm, training-mode forward at batch 128 (target ratio <= 1.5)",
         "",
-        "| features | R-MDN µs | BatchNorm µs | ratio | <= 1.5 |",
-        "|---|---:|---:|---:|---|",
+        "| features | R-MDN µs (CPU) | BatchNorm µs (CPU) | ratio (CPU) | ratio (wall) | <= 1.5 |",
+        "|---|---:|---:|---:|---:|---|",
     ]
     for row in data["layers"]:
         shape = "x".join(str(v) for v in row["shape"])
         verdict = "PASS" if row["pass"] else "FAIL"
         lines.append(
-            f"| {shape} ({row['features']:,}) | {row['rmdn_us']:,.0f} | {row['batchnorm_us']:,.0f} | {row['ratio']:.2f} | {verdict} |"
+            f"| {shape} ({row['features']:,}) | {row['rmdn_cpu_us']:,.0f} | {row['batchnorm_cpu_us']:,.0f} "
+            f"| {row['ratio_cpu']:.2f} | {row['ratio_wall']:.2f} | {verdict} |"
         )
-    lines.append("")
+    lines += [
+        "",
+        "R-MDN's update is a handful of tiny (3 x 3) float64 operations plus two (3 x N) x (N x d) "
+        "products; at the reference's conv-layer sizes its cost is close to BatchNorm's, while at "
+        "84 features the fixed per-call cost of those small operations dominates.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -150,7 +179,14 @@ def main() -> None:
     stream_runs = [stream_images_per_second(seed) for seed in range(runs)]
     numpy_runs = [numpy_loop_images_per_second(1024, seed) for seed in range(runs)]
     env_runs = [env_images_per_second(16, 20) for _ in range(runs)]
-    stream_median = statistics.median(stream_runs)
+
+    def medians(runs: list[tuple[float, float]], key: str) -> dict[str, Any]:
+        return {
+            f"{key}_runs": [{"wall": w, "cpu": c} for w, c in runs],
+            f"{key}_wall_median": statistics.median(w for w, _ in runs),
+            f"{key}_cpu_median": statistics.median(c for _, c in runs),
+        }
+
     reps, blocks = (5, 5) if args.quick else (10, 11)
     layers = [layer_times(shape, reps, blocks) for shape in ((16, 28, 28), (32, 24, 24), (84,))]
     data = {
@@ -158,17 +194,14 @@ def main() -> None:
         "command": common.command_line(),
         "machine": common.machine_info(["torch", "numpy"]),
         "stream": {
-            "stream_runs": stream_runs,
-            "stream_median": stream_median,
-            "numpy_loop_runs": numpy_runs,
-            "numpy_loop_median": statistics.median(numpy_runs),
+            **medians(stream_runs, "stream"),
+            **medians(numpy_runs, "numpy_loop"),
+            **medians(env_runs, "env"),
             "env_num_envs": 16,
-            "env_runs": env_runs,
-            "env_median": statistics.median(env_runs),
-            "pass": stream_median >= 100_000,
         },
         "layers": layers,
     }
+    data["stream"]["pass"] = data["stream"]["stream_cpu_median"] >= 100_000
     common.write_json(RESULTS / f"{NAME}.json", data, indent=1)
     common.write_atomic(RESULTS / f"{NAME}.md", markdown(data))
     print(markdown(data))

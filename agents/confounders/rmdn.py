@@ -125,11 +125,11 @@ class RecursiveMetadataNorm(nn.Module):
         x64 = design.to(torch.float64)
         p_scaled = self.P.to(torch.float64) / self.forgetting_factor
         eye = torch.eye(x64.shape[1], dtype=torch.float64, device=x64.device)
-        information = torch.linalg.inv(p_scaled) + x64.T @ x64
-        p_new = torch.linalg.inv(information)
+        # (P'^-1 + X^T X)^-1 = (I + P' X^T X)^-1 P': one small solve, no inverse of P'
+        p_new = torch.linalg.solve(torch.addmm(eye, p_scaled, x64.T @ x64), p_scaled)
         p_new = 0.5 * (p_new + p_new.T)
         gain = (p_new @ x64.T).to(self.beta.dtype)  # (p, N)
-        self.P.copy_(p_new + self.reg * eye)
+        self.P.copy_(torch.add(p_new, eye, alpha=self.reg))
         x = design.to(self.beta.dtype)
         f = features.detach().to(self.beta.dtype)
         self.beta.add_(gain @ torch.addmm(f, x, self.beta, alpha=-1.0))
