@@ -15,7 +15,8 @@ Targets (issue 5)
 
 Method: ``torch.set_num_threads(1)``; the episode loop is timed (reset + all generations, actions
 pre-drawn); the batched env runs ``--repeats`` episodes per ``B``, the numpy loop ``--numpy-
-episodes`` episodes; medians are reported. The final best errors of both implementations are
+episodes`` episodes, interleaved in rounds (each round: every ``B``, then its share of numpy
+episodes) so that both see the same background load; medians are reported. The final best errors of both implementations are
 recorded too (different random streams, so only their distributions are comparable).
 
 Run: ``.venv/bin/python benchmarks/metabbo_speed.py`` (``--quick``: 100 generations, fewer
@@ -203,31 +204,40 @@ def run(args: argparse.Namespace) -> dict:
     gens = args.generations
     started = time.perf_counter()
     check = objective_check()
-    batched = {}
-    for b in args.batch_sizes:
-        times, errs = [], []
-        for r in range(args.repeats):
-            sec, err = batched_episode(b, gens, seed=100 * r)
-            times.append(sec / b)
-            errs.extend(err.tolist())
-        batched[b] = {
-            "per_instance_episode_ms": [1e3 * t for t in times],
-            "median_ms": 1e3 * statistics.median(times),
-            "median_log10_error": float(np.median(np.log10(np.maximum(errs, 1e-8)))),
-        }
-        print(f"batched B={b}: {batched[b]['median_ms']:.1f} ms per instance-episode", flush=True)
+    # Rounds interleave the implementations, so that both see the same background load.
+    times: dict[int, list[float]] = {b: [] for b in args.batch_sizes}
+    errs: dict[int, list[float]] = {b: [] for b in args.batch_sizes}
     np_times, np_errs = [], []
-    for e in range(args.numpy_episodes):
-        fid, iid = _problem(e)
-        inst = random_instances([fid], DIM, [iid])
-        f = numpy_objective(fid, inst.x_opt[0].numpy(), inst.rot_r[0].numpy(), float(inst.f_opt))
-        actions = np.random.default_rng(e).integers(0, 16, (gens, 3))
-        start = time.perf_counter()
-        err, _ = numpy_episode(f, float(inst.f_opt), e, actions)
-        np_times.append(time.perf_counter() - start)
-        np_errs.append(err)
+    per_round = math.ceil(args.numpy_episodes / args.repeats)
+    for r in range(args.repeats):
+        for b in args.batch_sizes:
+            sec, err = batched_episode(b, gens, seed=100 * r)
+            times[b].append(sec / b)
+            errs[b].extend(err.tolist())
+            print(
+                f"round {r}: batched B={b}: {1e3 * sec / b:.1f} ms per instance-episode", flush=True
+            )
+        for e in range(r * per_round, min((r + 1) * per_round, args.numpy_episodes)):
+            fid, iid = _problem(e)
+            inst = random_instances([fid], DIM, [iid])
+            f = numpy_objective(
+                fid, inst.x_opt[0].numpy(), inst.rot_r[0].numpy(), float(inst.f_opt)
+            )
+            actions = np.random.default_rng(e).integers(0, 16, (gens, 3))
+            start = time.perf_counter()
+            err, _ = numpy_episode(f, float(inst.f_opt), e, actions)
+            np_times.append(time.perf_counter() - start)
+            np_errs.append(err)
+            print(f"round {r}: numpy: {1e3 * np_times[-1]:.1f} ms per instance-episode", flush=True)
+    batched = {
+        b: {
+            "per_instance_episode_ms": [1e3 * t for t in times[b]],
+            "median_ms": 1e3 * statistics.median(times[b]),
+            "median_log10_error": float(np.median(np.log10(np.maximum(errs[b], 1e-8)))),
+        }
+        for b in args.batch_sizes
+    }
     numpy_ms = 1e3 * statistics.median(np_times)
-    print(f"numpy loop: {numpy_ms:.1f} ms per instance-episode", flush=True)
     b64 = batched.get(64, {}).get("median_ms")
     ratio = numpy_ms / b64 if b64 else None
     return {
@@ -310,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="100 generations, 1 repeat")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 16, 64, 256])
-    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--numpy-episodes", type=int, default=4)
     p.add_argument("--generations", type=int, default=500)
     p.add_argument("--note", default="measured on a shared 2-core machine under load")

@@ -4,7 +4,8 @@ The env's action sets one value per hyperparameter per instance and generation, 
 self-adaptive DEs are expressed at that level: the feedback is whether (and by how much) the
 generation improved the best-so-far value, instead of per-individual trial success. Each
 sub-population's ``F1``, ``F2`` and ``Cr`` adapt independently; a bound-handling choice stays at
-``clip``; a controlled migration probability stays at the preset default. A new episode (the
+``clip``; a controlled migration probability stays at the preset default; a PSO preset has no
+``F``/``Cr``, so there both agents play the preset's default action. A new episode (the
 remaining-budget feature back at 1) restarts an instance's adaptation.
 
 - :class:`JDEAgent` (after Brest et al., 2006, "jDE"): each generation, with probability
@@ -48,8 +49,10 @@ class _Adaptive:
     def __init__(self, env: Any) -> None:
         self.preset = env_preset(env)
         hps = self.preset.hyperparameters
-        self.f_dims = np.array([k for k, h in enumerate(hps) if h.key in ("F1", "F2")])
-        self.cr_dims = np.array([k for k, h in enumerate(hps) if h.key == "Cr"])
+        self.f_dims = np.array(
+            [k for k, h in enumerate(hps) if h.key in ("F1", "F2")], dtype=np.int64
+        )
+        self.cr_dims = np.array([k for k, h in enumerate(hps) if h.key == "Cr"], dtype=np.int64)
         self.fixed = np.array(self.preset.default_action(), dtype=np.int64)
         self.rng = np.random.default_rng()
         self.batch = 0

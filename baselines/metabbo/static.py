@@ -5,8 +5,8 @@ subset (one fixed instance per function, ``seeds`` runs each, the full generatio
 in one batched env, and ranks the configurations by mean Perf (ties: mean log10 final error).
 The grid sets ``F1``, ``F2`` and ``Cr`` of every sub-population to the same bins from
 ``GRID_BINS``, i.e. values ``{0.2, 0.533, 0.933}`` (bins 3, 8, 14): 27
-configurations per preset; other dimensions (migration, bound handling) keep the preset's
-default bins. The winners are saved in ``static_configs.json`` next to this file (written by
+configurations per preset (for ``pso``: ``w``, ``c1 = c2`` and ``c3`` on the same bins); other
+dimensions (migration, bound handling) keep the preset's default bins. The winners are saved in ``static_configs.json`` next to this file (written by
 ``python -m gymforge.baselines.metabbo.static``) and :class:`StaticAgent` plays them.
 """
 
@@ -41,7 +41,8 @@ def grid_configurations(preset: str) -> list[list[int]]:
     p = get_preset(preset)
     out = []
     for f1, f2, cr in itertools.product(GRID_BINS, repeat=3):
-        value = {"F1": f1, "F2": f2, "Cr": cr}
+        # PSO presets: w, c1 = c2 and c3 take the three grid bins
+        value = {"F1": f1, "F2": f2, "Cr": cr, "w": f1, "c1": f2, "c2": f2, "c3": cr}
         out.append(
             [
                 value.get(h.key, d)

@@ -25,7 +25,7 @@ import torch
 from torch import Tensor
 
 from gymforge.core.seeding import InstanceRNG
-from gymforge.envs.metabbo import optimizer
+from gymforge.envs.metabbo import optimizer, pso
 from gymforge.envs.metabbo.bbob import BBOBInstances
 from gymforge.envs.metabbo.features import status_features
 from gymforge.envs.metabbo.optimizer import DEConfig, DEState
@@ -36,6 +36,7 @@ from gymforge.envs.metabbo.problems import (
     draw_problems,
     merge_instances,
 )
+from gymforge.envs.metabbo.pso import PSOConfig, PSOState
 
 __all__ = [
     "MetaBBOConfig",
@@ -82,7 +83,7 @@ class MetaBBOConfig:
             raise ValueError(f"target_error must be a finite number >= 0, got {e!r}")
 
     @cached_property
-    def de_configs(self) -> tuple[DEConfig, ...]:
+    def de_configs(self) -> tuple[DEConfig | PSOConfig, ...]:
         """One optimizer configuration per sub-population."""
         return self.preset.configs(self.problem_set.dimension, self.population_size)
 
@@ -97,7 +98,7 @@ class MetaBBOState:
     """State of ``B`` MetaBBO episodes."""
 
     problems: BBOBInstances  # B instances, one dimension
-    subpops: tuple[DEState, ...]  # one DEState per sub-population, each [B, P_s, ...]
+    subpops: tuple[DEState | PSOState, ...]  # one state per sub-population, [B, P_s, ...]
     best_x: Tensor  # [B, D] float64, best point found this episode
     best_f: Tensor  # [B] float64, its value (+inf if none finite yet)
     init_error: Tensor  # [B] float64, e_0: best error of the initial population
@@ -144,13 +145,30 @@ def _best(subpops: tuple[DEState, ...]) -> tuple[Tensor, Tensor]:
     return bx, fs.gather(1, idx[:, None]).squeeze(1)
 
 
+def _init_sub(
+    c: DEConfig | PSOConfig, problems: BBOBInstances, rng: InstanceRNG, where: Tensor
+) -> DEState | PSOState:
+    module = pso if isinstance(c, PSOConfig) else optimizer
+    return module.initial_state(c, problems, rng, where=where)
+
+
+def _step_sub(
+    c: DEConfig | PSOConfig,
+    problems: BBOBInstances,
+    s: DEState | PSOState,
+    hyper: dict[str, Tensor],
+    rng: InstanceRNG,
+    active: Tensor | None,
+) -> DEState | PSOState:
+    module = pso if isinstance(c, PSOConfig) else optimizer
+    return module.step(c, problems, s, hyper, rng, active)
+
+
 def _fresh(
     config: MetaBBOConfig, problems: BBOBInstances, rng: InstanceRNG, where: Tensor
 ) -> MetaBBOState:
     """New episodes on ``problems`` (streams advance only where ``where``)."""
-    subpops = tuple(
-        optimizer.initial_state(c, problems, rng, where=where) for c in config.de_configs
-    )
+    subpops = tuple(_init_sub(c, problems, rng, where) for c in config.de_configs)
     best_x, best_f = _best(subpops)
     _, f, _ = _union(subpops)
     finite = torch.isfinite(f)
@@ -214,7 +232,7 @@ def _where(
         return torch.where(mask.view(-1, *([1] * (a.dim() - 1))), a, o)
 
     subpops = tuple(
-        DEState(**{n: pick(getattr(a, n), getattr(o, n)) for n in DEState.__dataclass_fields__})
+        type(a)(**{n: pick(getattr(a, n), getattr(o, n)) for n in type(a).__dataclass_fields__})
         for a, o in zip(new.subpops, old.subpops, strict=True)
     )
     fields_ = {
@@ -272,7 +290,7 @@ def step(
     # active=None (everyone) skips the optimizer's per-field freeze of finished instances.
     opt_active = None if not bool(state.done.any()) else active
     subpops = tuple(
-        optimizer.step(c, state.problems, s, h, rng, opt_active)
+        _step_sub(c, state.problems, s, h, rng, opt_active)
         for c, s, h in zip(config.de_configs, state.subpops, hyper, strict=True)
     )
     if len(subpops) > 1:

@@ -29,13 +29,14 @@ _DOC = """MetaBBO: configure a differential evolution optimizer, generation by g
     Presets (``preset=``): ``alg0`` (Q-Mamba's Alg0, K = 3: DE/current-to-rand/1, exponential
     crossover, crowding selection, controlling F1, F2, Cr), ``alg1`` (K = 10: three DE
     sub-populations and their migration probability) and ``alg2`` (K = 16: four DE
-    sub-populations, each with F1, F2, Cr and its bound handling); see
+    sub-populations, each with F1, F2, Cr and its bound handling) and ``pso`` (K = 4: a particle
+    swarm's w, c1, c2, c3); see
     ``gymforge.envs.metabbo.presets`` for the modules and value grids.
 
     ## Action Space
     ``MultiDiscrete([16] * K)``: one bin per controlled hyperparameter, in the preset's order. A
-    continuous hyperparameter in ``[lo, hi]`` takes ``lo + bin / 15 (hi - lo)`` (all ranges are
-    ``[0, 1]``); a choice among ``n`` options takes option ``floor(bin n / 16)``.
+    continuous hyperparameter in ``[lo, hi]`` takes ``lo + bin / 15 (hi - lo)`` (``[0, 1]``;
+    ``[0, 2]`` for PSO's c1-c3); a choice among ``n`` options takes option ``floor(bin n / 16)``.
 
     ## Observation Space
     ``Box(0, 1, (9,), float32)``, Q-Mamba's optimization-status features (``c`` population
@@ -73,7 +74,7 @@ _DOC = """MetaBBO: configure a differential evolution optimizer, generation by g
     ``generation``, ``function_id`` and ``instance_id``.
 
     ## Arguments
-    ``preset`` ("alg0" | "alg1" | "alg2"), ``split`` ("easy" | "difficult" | "all" | a list of
+    ``preset`` ("alg0" | "alg1" | "alg2" | "pso"), ``split`` ("easy" | "difficult" | "all" | a list of
     function ids), ``subset`` ("train" | "test"), ``dimension`` (10; 2..100, 2..40 for COCO
     instances), ``population_size`` (100), ``max_generations`` (500), ``instance_mode``
     ("random" | "coco"), ``coco_instances`` (15: COCO ids drawn from 1..15),

@@ -30,6 +30,8 @@ Preset      K  Modules and controlled hyperparameters (in action order)
                (2) DE/current-to-best/1 with archive + binomial, (3) DE/rand-to-best/1 +
                binomial, (4) DE/rand/2 + exponential; each controls ``F1, F2, Cr`` in
                ``[0, 1]`` and its bound handling (a choice of five); ``m = 0.1`` fixed.
+``pso``     4  one particle swarm (:mod:`.pso`, ConfigX's ``currentxbest3``): inertia ``w`` in
+               ``[0, 1]``, ``c1, c2, c3`` in ``[0, 2]`` (grid ``{0, 2/15, ..., 2}``).
 =========  ==  ==========================================================================
 
 Q-Mamba's Alg1/Alg2 are sampled ConfigX algorithms stored in a pickle; only their ``K`` (10 and
@@ -46,6 +48,7 @@ import torch
 from torch import Tensor
 
 from gymforge.envs.metabbo.optimizer import BOUND_HANDLINGS, MUTATIONS, DEConfig
+from gymforge.envs.metabbo.pso import PSOConfig
 
 __all__ = ["BINS", "PRESETS", "Hyperparameter", "Preset", "SubPopulation", "get_preset"]
 
@@ -88,13 +91,15 @@ class Hyperparameter:
 
 @dataclass(frozen=True)
 class SubPopulation:
-    """Static modules of one sub-population (see :class:`~.optimizer.DEConfig`)."""
+    """Static modules of one sub-population (see :class:`~.optimizer.DEConfig`); ``kind="pso"``
+    makes it a particle swarm (:mod:`.pso`) and ignores the DE fields."""
 
-    mutation: str
-    crossover: str
+    mutation: str = "current-to-rand/1"
+    crossover: str = "exponential"
     selection: str = "greedy"
     bound_handling: str = "clip"
     archive: bool = False  # JADE archive as large as the sub-population
+    kind: str = "de"  # "de" or "pso"
 
 
 @dataclass(frozen=True)
@@ -120,18 +125,20 @@ class Preset:
 
     def min_population_size(self) -> int:
         """Smallest total population every sub-population's mutation supports."""
-        need = max(MUTATIONS[sp.mutation] + 1 for sp in self.subpops)
+        need = max(2 if sp.kind == "pso" else MUTATIONS[sp.mutation] + 1 for sp in self.subpops)
         return need * len(self.subpops)
 
-    def configs(self, dimension: int, population_size: int) -> tuple[DEConfig, ...]:
-        """One :class:`DEConfig` per sub-population."""
+    def configs(self, dimension: int, population_size: int) -> tuple[DEConfig | PSOConfig, ...]:
+        """One :class:`DEConfig` (or :class:`PSOConfig`) per sub-population."""
         if population_size < self.min_population_size():
             raise ValueError(
                 f"population_size must be >= {self.min_population_size()} for preset "
                 f"{self.name!r} ({len(self.subpops)} sub-populations), got {population_size}"
             )
         return tuple(
-            DEConfig(
+            PSOConfig(dimension=dimension, population_size=size)
+            if sp.kind == "pso"
+            else DEConfig(
                 dimension=dimension,
                 population_size=size,
                 mutation=sp.mutation,
@@ -217,7 +224,20 @@ ALG2 = Preset(
     defaults=_DEFAULT_BINS,
 )
 
-PRESETS: dict[str, Preset] = {p.name: p for p in (ALG0, ALG1, ALG2)}
+PSO = Preset(
+    name="pso",
+    summary="particle swarm, ConfigX's currentxbest3 update: w, c1, c2, c3 (K=4)",
+    subpops=(SubPopulation(kind="pso"),),
+    hyperparameters=(
+        Hyperparameter("w", "w", 0),
+        Hyperparameter("c1", "c1", 0, 0.0, 2.0),
+        Hyperparameter("c2", "c2", 0, 0.0, 2.0),
+        Hyperparameter("c3", "c3", 0, 0.0, 2.0),
+    ),
+    defaults={"w": 11, "c1": 11, "c2": 11, "c3": 0},  # w = 0.73, c1 = c2 = 1.47, c3 = 0
+)
+
+PRESETS: dict[str, Preset] = {p.name: p for p in (ALG0, ALG1, ALG2, PSO)}
 
 
 def get_preset(name: object) -> Preset:

@@ -48,4 +48,9 @@ SPECS: tuple[EnvSpec, ...] = (
         "alg2",
         "configure four DE sub-populations incl. bound handling (K=16) on BBOB problems",
     ),
+    _spec(
+        "MetaBBO-PSO-v0",
+        "pso",
+        "configure a particle swarm (w, c1, c2, c3) each generation on BBOB problems",
+    ),
 )

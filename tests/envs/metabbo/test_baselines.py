@@ -28,7 +28,7 @@ def _obs(b: int, remaining: float, improved: float) -> np.ndarray:
 
 
 @pytest.mark.parametrize("agent_cls", [JDEAgent, SHADEAgent, StaticAgent])
-@pytest.mark.parametrize("preset", ["alg0", "alg1", "alg2"])
+@pytest.mark.parametrize("preset", ["alg0", "alg1", "alg2", "pso"])
 def test_baselines__valid_actions_on_every_preset(agent_cls, preset: str) -> None:
     venv = MetaBBOVecEnv(num_envs=3, preset=preset, population_size=24, max_generations=4)
     k = venv.single_action_space.shape[0]

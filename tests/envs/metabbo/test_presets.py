@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from gymforge.core.seeding import InstanceRNG
-from gymforge.envs.metabbo import coco_instances
+from gymforge.envs.metabbo import coco_instances, pso
 from gymforge.envs.metabbo.optimizer import (
     BOUND_HANDLINGS,
     DEConfig,
@@ -16,10 +16,16 @@ from gymforge.envs.metabbo.optimizer import (
     step,
 )
 from gymforge.envs.metabbo.presets import BINS, PRESETS, get_preset
+from gymforge.envs.metabbo.pso import PSOConfig
 
 
 def test_presets__sizes_and_alg0_definition() -> None:
-    assert {n: p.num_controlled for n, p in PRESETS.items()} == {"alg0": 3, "alg1": 10, "alg2": 16}
+    assert {n: p.num_controlled for n, p in PRESETS.items()} == {
+        "alg0": 3,
+        "alg1": 10,
+        "alg2": 16,
+        "pso": 4,
+    }
     alg0 = get_preset("alg0")
     assert [h.name for h in alg0.hyperparameters] == ["F1", "F2", "Cr"]
     (c,) = alg0.configs(10, 100)
@@ -55,7 +61,9 @@ def test_presets__decode_routes_each_dimension() -> None:
 
 
 def test_presets__unknown_name_is_rejected() -> None:
-    with pytest.raises(ValueError, match=r"preset must be one of \['alg0', 'alg1', 'alg2'\]"):
+    with pytest.raises(
+        ValueError, match=r"preset must be one of \['alg0', 'alg1', 'alg2', 'pso'\]"
+    ):
         get_preset("alg9")
     with pytest.raises(ValueError, match="population_size must be >= 24"):
         get_preset("alg2").configs(10, 12)
@@ -134,3 +142,26 @@ def test_controlled_bound_handling_equals_each_static_mode() -> None:
 
 def test_de_state_fields_unchanged() -> None:
     assert set(DEState.__dataclass_fields__) >= {"population", "fitness", "best_f", "alive"}
+
+
+def test_pso__converges_on_the_sphere_and_is_batch_exact() -> None:
+    config = PSOConfig(dimension=4, population_size=20)
+    problems = coco_instances([1, 1, 15], 4, 1)
+    hyper = {"w": 0.7, "c1": 1.5, "c2": 1.5, "c3": 0.0}
+    rng = InstanceRNG.create([1, 2, 3])
+    state = pso.initial_state(config, problems, rng)
+    first = state.best_f.clone()
+    for _ in range(150):
+        new = pso.step(config, problems, state, hyper, rng)
+        assert (new.best_f <= state.best_f).all() and (new.pbest_f <= state.pbest_f).all()
+        assert (new.population.abs() <= 5).all()
+        state = new
+    err = state.best_f - problems.f_opt
+    assert (err[:2] < 1e-6).all() and err[2] < first[2] - problems.f_opt[2]
+    rng1 = InstanceRNG.create([2])
+    one = pso.initial_state(config, problems.select([1]), rng1)
+    for _ in range(150):
+        one = pso.step(config, problems.select([1]), one, hyper, rng1)
+    assert torch.equal(one.population[0], state.population[1])
+    with pytest.raises(ValueError, match="hyper is missing 'c3'"):
+        pso.step(config, problems, state, {"w": 0.5, "c1": 1.0, "c2": 1.0}, rng)
