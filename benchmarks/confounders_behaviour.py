@@ -205,6 +205,8 @@ def plot(analysis: dict[str, Any], path: Path) -> None:
         title="accuracy right after the stage",
     )
     axes[1].axhline(0.5, color="grey", lw=0.8)
+    for ax in axes:
+        ax.set_xticks(range(len(next(iter(analysis["table"].values()))["accuracy_per_stage"])))
     axes[1].legend(fontsize=7, ncol=2)
     fig.tight_layout()
     tmp = path.with_suffix(".tmp.png")
