@@ -70,7 +70,6 @@ _LINEFLOW_ROWS: tuple[_LineRow, ...] = (
         {},
         "carrier types with part-dependent times",
         {},
-        batched=False,
     ),
     _LineRow("SimpleLine", "simple_line", {}, "source, process, sink", {}),
     _LineRow(

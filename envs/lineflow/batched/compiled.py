@@ -19,17 +19,20 @@ from gymforge.envs.lineflow.spec import (
     LineSpec,
     MagazineSpec,
     ProcessSpec,
+    SequentialProcessSpec,
     SinkSpec,
     SourceSpec,
     SwitchSpec,
 )
 
-KIND_SOURCE, KIND_PROCESS, KIND_ASSEMBLY, KIND_SINK, KIND_SWITCH, KIND_MAGAZINE, KIND_COLLECTOR = (
-    range(7)
-)
+(
+    KIND_SOURCE, KIND_PROCESS, KIND_ASSEMBLY, KIND_SINK, KIND_SWITCH, KIND_MAGAZINE,
+    KIND_COLLECTOR, KIND_SEQUENTIAL,
+) = range(8)  # fmt: skip
 KIND_OF = {
     SourceSpec: KIND_SOURCE,
     ProcessSpec: KIND_PROCESS,
+    SequentialProcessSpec: KIND_SEQUENTIAL,
     AssemblySpec: KIND_ASSEMBLY,
     SinkSpec: KIND_SINK,
     SwitchSpec: KIND_SWITCH,
@@ -37,19 +40,32 @@ KIND_OF = {
 }
 
 
+PART_KEYS = {"assembly_condition", "extra_processing_time", "error_probability", "error_time"}
+TIMING_KEYS = PART_KEYS - {"assembly_condition"}
+EMPTY_TYPE = 0  # the carrier type of a carrier without parts (from a magazine)
+
+
 def unsupported_reason(spec: LineSpec) -> str | None:
     """Why the torch engine cannot run ``spec`` yet, or None when it can."""
+    has_assembly = any(isinstance(s, AssemblySpec) for s in spec.stations)
     for station in spec.stations:
         if type(station) not in KIND_OF:
             return f"{type(station).__name__} {station.name!r} is not supported by the torch engine yet"
         if isinstance(station, SourceSpec):
-            if len(station.carrier_specs) > 1 or station.nok_probability > 0:
-                return f"source {station.name!r}: several carrier types or NOK parts are not supported yet"
+            if station.nok_probability > 0:
+                return f"source {station.name!r}: NOK parts are not supported yet"
             for parts in station.carrier_specs.values():
                 for stations in parts.values():
                     for values in stations.values():
-                        if set(values) - {"assembly_condition"}:
-                            return f"source {station.name!r}: only assembly conditions are supported yet"
+                        if set(values) - PART_KEYS:
+                            return f"source {station.name!r}: unknown part keys {sorted(set(values) - PART_KEYS)}"
+                        if has_assembly and set(values) & TIMING_KEYS:
+                            # an assembly merges parts of several carriers onto one, which the
+                            # engine's one-type-per-carrier bookkeeping cannot follow
+                            return (
+                                f"source {station.name!r}: part-dependent times or errors on a "
+                                "line with assemblies are not supported yet"
+                            )
     if any(b.kind == "return" for b in spec.buffers):
         return "return buffers are not supported by the torch engine yet"
     return None
@@ -83,7 +99,18 @@ class CompiledLine:
     n_outputs: torch.Tensor  # (R,) long
     component: torch.Tensor  # (R, K) long, assembly component buffers (padded with null)
     n_components: torch.Tensor  # (R,) long
-    condition: torch.Tensor  # (R, R) float64, assembly condition of a part from row a at row b
+    condition: torch.Tensor  # (T, R) float64, assembly condition of a carrier of type t at row r
+    type_extra: torch.Tensor  # (T, R) float64, summed extra processing time of its parts at r
+    part_count: torch.Tensor  # (T, R) long, its parts that name row r (sequential processes)
+    part_extra: torch.Tensor  # (T, R, P) float64, extra time of the j-th of them at r
+    part_error_probability: torch.Tensor  # (T, R, P) float64
+    part_error_time: torch.Tensor  # (T, R, P) float64
+    type_base: torch.Tensor  # (R,) long, a source's first carrier type (0 elsewhere)
+    n_types: torch.Tensor  # (R,) long, a source's number of carrier types (1 elsewhere)
+    run_min: torch.Tensor  # (R,) long, fewest identical carriers a source emits in a row
+    run_span: torch.Tensor  # (R,) long, run_max - run_min + 1
+    handling_time: torch.Tensor  # (R,) float64, sequential processes' handling time
+    error_scale: torch.Tensor  # (R,) float64, sequential processes' error_std
     slowdown_max: torch.Tensor  # (R,) float64, t_jump_max (0: none)
     slowdown_ratio: torch.Tensor  # (R,) float64
     capacity: torch.Tensor  # (NB+1,) long
@@ -171,23 +198,18 @@ def compile_line(spec: LineSpec, device: torch.device | str = "cpu") -> Compiled
         [buffers[b.name] for b in spec.components_of(s.name)] if r < len(spec.stations) else []
         for r, s in enumerate(rows)
     ]
-    condition = torch.full((n, n), math.inf, **f64)
-    for r, s in enumerate(spec.stations):
-        if isinstance(s, SourceSpec):
-            for parts in s.carrier_specs.values():
-                for part in parts.values():
-                    for target, values in part.items():
-                        if "assembly_condition" in values:
-                            condition[r, names.index(target)] = values["assembly_condition"]
+    types = _compile_types(spec, names, n, device)
     capacities = [b.capacity for b in spec.buffers] + [1]
     cmax = max(capacities)
     kinds = [
         KIND_OF[type(s)] if r < len(spec.stations) else KIND_COLLECTOR for r, s in enumerate(rows)
     ]
     noise = [
-        getattr(s, "processing_std", 0.0) * getattr(s, "processing_time", 0.0)
-        if kinds[r] != KIND_SWITCH
-        else 0.0
+        0.0
+        if kinds[r] == KIND_SWITCH
+        else s.processing_std  # absolute for sequential processes
+        if kinds[r] == KIND_SEQUENTIAL
+        else getattr(s, "processing_std", 0.0) * getattr(s, "processing_time", 0.0)
         for r, s in enumerate(rows)
     ]
     workers = _compile_workers(spec, names, n)
@@ -222,7 +244,9 @@ def compile_line(spec: LineSpec, device: torch.device | str = "cpu") -> Compiled
         n_outputs=torch.tensor([max(1, len(x)) for x in outputs], **long),
         component=padded(components),
         n_components=torch.tensor([len(x) for x in components], **long),
-        condition=condition,
+        **types,
+        handling_time=torch.tensor(station_value("handling_time", 0.0), **f64),
+        error_scale=torch.tensor(station_value("error_std", 0.0), **f64),
         slowdown_max=torch.tensor(
             [s.slowdown.t_jump_max if getattr(s, "slowdown", None) else 0.0 for s in rows], **f64
         ),
@@ -243,6 +267,59 @@ def compile_line(spec: LineSpec, device: torch.device | str = "cpu") -> Compiled
         worker_pool_size=workers[3].to(device),
         actions=_compile_actions(spec, names),
     )
+
+
+def _compile_types(
+    spec: LineSpec, names: list[str], n_rows: int, device: torch.device | str
+) -> dict[str, torch.Tensor]:
+    """Carrier types: 0 is the empty carrier; every source's carrier types follow in order.
+
+    A carrier holds the parts of one type (the engine supports part-dependent times only on
+    lines without assemblies, see ``unsupported_reason``), so every per-part quantity the
+    stations need is a table indexed by (type, row).
+    """
+    kinds: list[dict[str, dict[str, dict[str, float]]]] = [{}]  # type -> part -> station -> values
+    type_base, n_types, run_min, run_span = [0] * n_rows, [1] * n_rows, [1] * n_rows, [1] * n_rows
+    for r, s in enumerate(spec.stations):
+        if isinstance(s, SourceSpec):
+            type_base[r], n_types[r] = len(kinds), len(s.carrier_specs)
+            run_min[r] = s.carrier_min_creation
+            run_span[r] = s.max_creation - s.carrier_min_creation + 1
+            kinds += [dict(parts) for parts in s.carrier_specs.values()]
+    n_parts = max([1] + [len(parts) for parts in kinds])
+    shape = (len(kinds), n_rows)
+    condition = torch.full(shape, math.inf, dtype=torch.float64)
+    type_extra = torch.zeros(shape, dtype=torch.float64)
+    part_count = torch.zeros(shape, dtype=torch.long)
+    part_extra = torch.zeros(*shape, n_parts, dtype=torch.float64)
+    error_probability = torch.zeros(*shape, n_parts, dtype=torch.float64)
+    error_time = torch.zeros(*shape, n_parts, dtype=torch.float64)
+    for t, parts in enumerate(kinds):
+        for part in parts.values():
+            for target, values in part.items():
+                r = names.index(target)
+                if "assembly_condition" in values:
+                    condition[t, r] = min(condition[t, r].item(), values["assembly_condition"])
+                extra = float(values.get("extra_processing_time", 0.0))
+                type_extra[t, r] += extra
+                j = int(part_count[t, r])
+                part_extra[t, r, j] = extra
+                error_probability[t, r, j] = float(values.get("error_probability", 0.0))
+                error_time[t, r, j] = float(values.get("error_time", 0.0))
+                part_count[t, r] += 1
+    long = {"dtype": torch.long, "device": device}
+    return {
+        "condition": condition.to(device),
+        "type_extra": type_extra.to(device),
+        "part_count": part_count.to(device),
+        "part_extra": part_extra.to(device),
+        "part_error_probability": error_probability.to(device),
+        "part_error_time": error_time.to(device),
+        "type_base": torch.tensor(type_base, **long),
+        "n_types": torch.tensor(n_types, **long),
+        "run_min": torch.tensor(run_min, **long),
+        "run_span": torch.tensor(run_span, **long),
+    }
 
 
 def _compile_workers(spec: LineSpec, names: list[str], n_rows: int) -> tuple[torch.Tensor, ...]:

@@ -22,6 +22,13 @@ Station programs follow the SimPy engine (``sim_stations.py``). Every row has a 
 | PUT_WAIT / PUTTING | wait for the first slot of ``cur_out``, put the carrier on | condition / timer |
 | IN_POLL / OUT_POLL | a switch looks again after ``poll_interval`` | timer |
 | FETCH / MAG_POLL | a magazine's getting time / its wait for a stored carrier | timer |
+| HANDLING | a sequential process takes the carrier in (``handling_time``) | timer |
+| SEQ_NEXT | a sequential process turns to its next part (or puts the carrier on) | at once |
+| SEQ_ERROR | a sequential process handles a part's error (``error_time + Exp``) | timer |
+
+Carriers have a *type*: 0 for a carrier without parts, else one of a source's carrier types
+(``compiled._compile_types``); the parts' assembly conditions and extra processing times are
+looked up by (type, row).
 """
 
 from __future__ import annotations
@@ -33,10 +40,12 @@ import torch
 
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.lineflow.batched.compiled import (
+    EMPTY_TYPE,
     KIND_ASSEMBLY,
     KIND_COLLECTOR,
     KIND_MAGAZINE,
     KIND_PROCESS,
+    KIND_SEQUENTIAL,
     KIND_SINK,
     KIND_SOURCE,
     KIND_SWITCH,
@@ -46,10 +55,13 @@ from gymforge.envs.lineflow.batched.compiled import (
 (
     START, WAIT, GET_WAIT, GETTING, COMP_WAIT, COMP_GETTING, FAILING, WORKING,
     OUT_CHECK, PUT_WAIT, PUTTING, IN_POLL, OUT_POLL, FETCH, MAG_POLL,
-) = range(15)  # fmt: skip
+    HANDLING, SEQ_NEXT, SEQ_ERROR,
+) = range(18)  # fmt: skip
 INF = math.inf
 MAX_SWEEPS = 64
-COMPACT_BELOW = 2  # gather the active instances when fewer than half of the batch are active
+# gather the still-active instances into a smaller batch when fewer than 3/4 of the batch and
+# at least COMPACT_MIN fewer instances are active (below that, per-op overhead dominates)
+COMPACT_BELOW, COMPACT_ABOVE, COMPACT_MIN = 4, 3, 128
 JUMP_OVERHEAD = 3.1
 
 
@@ -58,7 +70,7 @@ class LineState:
     """State of B lines: R station rows, NB buffers (+ null) of C slots, W workers."""
 
     now: torch.Tensor  # (B,) float64 clock
-    phase: torch.Tensor  # (B, R) long
+    phase: torch.Tensor  # (B, R) int8
     wake: torch.Tensor  # (B, R) float64, end of the current timed phase (inf: none)
     started: torch.Tensor  # (B, R) float64, start of the current WORKING phase
     factor: torch.Tensor  # (B, R) float64, worker speed-up of the current job
@@ -71,10 +83,14 @@ class LineState:
     stored: torch.Tensor  # (B, R) long, magazines' stored carriers
     target: torch.Tensor  # (B, R) long, actionable magazines' stored count
     carrier_created: torch.Tensor  # (B, R) float64, creation time of the part on the carrier held
-    carrier_origin: torch.Tensor  # (B, R) long, row that created it
+    carrier_type: torch.Tensor  # (B, R) long, carrier type of the carrier held (0: no parts)
     comp_k: torch.Tensor  # (B, R) long, assembly: component buffer being served
     comp_created: torch.Tensor  # (B, R) float64
-    comp_origin: torch.Tensor  # (B, R) long
+    comp_type: torch.Tensor  # (B, R) long
+    seq_part: torch.Tensor  # (B, R) long, sequential process: part being processed
+    seq_total: torch.Tensor  # (B, R) float64, sequential process: time spent on the parts
+    run_left: torch.Tensor  # (B, R) long, source: carriers left in the current run of one type
+    run_type: torch.Tensor  # (B, R) long, source: carrier type of the current run
     n_scrap: torch.Tensor  # (B, R) long
     scrap_seen: torch.Tensor  # (B, R) long, n_scrap at the last observation
     n_parts: torch.Tensor  # (B,) long
@@ -85,7 +101,7 @@ class LineState:
     arrived: torch.Tensor  # (B, NB+1, C) bool
     ready: torch.Tensor  # (B, NB+1, C) float64, arrival time of a moving carrier
     slot_created: torch.Tensor  # (B, NB+1, C) float64
-    slot_origin: torch.Tensor  # (B, NB+1, C) long
+    slot_type: torch.Tensor  # (B, NB+1, C) long
     count: torch.Tensor  # (B, NB+1) long, carriers put on and not taken off
     w_station: torch.Tensor  # (B, W) long, row the worker stands at
     w_target: torch.Tensor  # (B, W) long, row it should go to
@@ -110,7 +126,7 @@ def initial_state(line: CompiledLine, batch: int) -> LineState:
     start = _round_robin(line) if w else first
     return LineState(
         now=torch.zeros(batch, **f64),
-        phase=torch.full((batch, r), START, **i64),
+        phase=torch.full((batch, r), START, dtype=torch.int8, device=device),
         wake=torch.zeros(batch, r, **f64),  # every row starts its program at time 0
         started=torch.zeros(batch, r, **f64),
         factor=torch.ones(batch, r, **f64),
@@ -123,10 +139,14 @@ def initial_state(line: CompiledLine, batch: int) -> LineState:
         stored=rows(line.initial_stored),
         target=rows(line.initial_stored),
         carrier_created=torch.zeros(batch, r, **f64),
-        carrier_origin=torch.zeros(batch, r, **i64),
+        carrier_type=torch.zeros(batch, r, **i64),
         comp_k=torch.zeros(batch, r, **i64),
         comp_created=torch.zeros(batch, r, **f64),
-        comp_origin=torch.zeros(batch, r, **i64),
+        comp_type=torch.zeros(batch, r, **i64),
+        seq_part=torch.zeros(batch, r, **i64),
+        seq_total=torch.zeros(batch, r, **f64),
+        run_left=torch.zeros(batch, r, **i64),
+        run_type=rows(line.type_base),
         n_scrap=torch.zeros(batch, r, **i64),
         scrap_seen=torch.zeros(batch, r, **i64),
         n_parts=torch.zeros(batch, **i64),
@@ -137,7 +157,7 @@ def initial_state(line: CompiledLine, batch: int) -> LineState:
         arrived=torch.zeros(batch, nb, c, dtype=torch.bool, device=device),
         ready=torch.full((batch, nb, c), INF, **f64),
         slot_created=torch.zeros(batch, nb, c, **f64),
-        slot_origin=torch.zeros(batch, nb, c, **i64),
+        slot_type=torch.zeros(batch, nb, c, **i64),
         count=torch.zeros(batch, nb, **i64),
         w_station=start.expand(batch, w).clone(),
         w_target=start.expand(batch, w).clone(),
@@ -197,8 +217,9 @@ def _select(state: LineState, index: torch.Tensor) -> LineState:
 
 
 def _write_back(state: LineState, sub: LineState, index: torch.Tensor) -> None:
+    """Copy the rows of ``sub`` back into ``state`` at ``index``, in place (cost ~ len(index))."""
     for f in fields(LineState):
-        setattr(state, f.name, getattr(state, f.name).index_copy(0, index, getattr(sub, f.name)))
+        getattr(state, f.name).index_copy_(0, index, getattr(sub, f.name))
 
 
 def _select_rng(rng: InstanceRNG, index: torch.Tensor) -> InstanceRNG:
@@ -227,12 +248,21 @@ class Engine:
         self._takes_at_get = (
             self._assembly & self._pooled
         )  # assemblies hold workers from the main get
-        self._takes_at_work = (kind == KIND_PROCESS) & self._pooled
+        self._sequential = kind == KIND_SEQUENTIAL
+        self._takes_at_work = ((kind == KIND_PROCESS) | self._sequential) & self._pooled
+        self._has_sequential = bool(self._sequential.any())
+        self._has_extra = bool((line.type_extra != 0).any()) or self._has_sequential
+        self._has_runs = bool(((line.n_types > 1) & self._source).any())
+        self._n_parts = line.part_extra.shape[2]
         self._no_input = self._source & (line.buffer_in == line.null_buffer)
         self._has_switch = bool(self._switch.any())
         self._has_magazine = bool(self._magazine.any())
         self._has_assembly = bool(self._assembly.any())
         self._next_valid = line.slot_valid[:, 1:]
+        self._skill_flat = line.worker_skill.flatten()  # (W * R,) skill of worker w at row r
+        self._worker_offset = (
+            torch.arange(line.n_workers, device=device)[None, :] * line.rows
+        )  # (1, W)
 
     # --- the event loop ---------------------------------------------------------------------
     def next_event(self, state: LineState) -> torch.Tensor:
@@ -248,9 +278,8 @@ class Engine:
     def advance(self, state: LineState, until: torch.Tensor, rng: InstanceRNG) -> None:
         """Process every event strictly before ``until`` (B,) and set the clocks to ``until``.
 
-        When few instances have an event at their next instant, those are gathered into a
-        smaller batch for the sweeps and written back (the work is elementwise per instance, so
-        the result is the same).
+        Each event round moves the instances with an event before ``until`` to their next
+        event time and settles them there (see ``_settle``).
         """
         while True:
             t_next = self.next_event(state)
@@ -259,25 +288,64 @@ class Engine:
             if n_active == 0:
                 break
             state.now = torch.where(active, t_next, state.now)
-            if n_active * COMPACT_BELOW < active.shape[0]:
-                index = torch.nonzero(active).squeeze(1)
-                sub_state, sub_rng = _select(state, index), _select_rng(rng, index)
-                self._settle(sub_state, torch.ones_like(index, dtype=torch.bool), sub_rng)
-                _write_back(state, sub_state, index)
-                rng.counter = rng.counter.index_copy(0, index, sub_rng.counter)
-            else:
-                self._settle(state, active, rng)
+            self._settle(state, active, n_active, rng)
         state.now = until.clone()
 
-    def _settle(self, state: LineState, active: torch.Tensor, rng: InstanceRNG) -> None:
-        """Sweep the ``active`` instances until nothing changes at their current instant."""
-        sweeping = active
+    def _settle(
+        self, state: LineState, active: torch.Tensor, n_active: int, rng: InstanceRNG
+    ) -> None:
+        """Sweep the ``active`` instances until nothing more can happen at their current instant.
+
+        After each sweep only the instances with something still pending (``_pending``) sweep
+        again, so no sweep is spent confirming that nothing changes. When fewer than half of
+        the batch still sweep, they are gathered into a smaller batch, settled there (again
+        shrinking as they finish) and written back in place: the work is elementwise per
+        instance, so the result is the same.
+        """
+        batch = active.shape[0]
         for _ in range(MAX_SWEEPS):
-            # only instances whose last sweep changed something can change again
-            sweeping = sweeping & self._sweep(state, sweeping, rng)
-            if not bool(sweeping.any()):
+            if n_active * COMPACT_BELOW < batch * COMPACT_ABOVE and batch - n_active >= COMPACT_MIN:
+                index = torch.nonzero(active).squeeze(1)
+                sub_state, sub_rng = _select(state, index), _select_rng(rng, index)
+                self._settle(sub_state, torch.ones_like(index, dtype=torch.bool), n_active, sub_rng)
+                _write_back(state, sub_state, index)
+                rng.counter.index_copy_(0, index, sub_rng.counter)
+                return
+            self._sweep(state, active, rng)
+            active = active & self._pending(state)
+            n_active = int(active.sum())
+            if n_active == 0:
                 return
         raise RuntimeError("line did not settle: a zero-time cycle of moves")  # pragma: no cover
+
+    def _pending(self, state: LineState) -> torch.Tensor:
+        """Instances (B,) where a sweep at ``state.now`` would still do something.
+
+        Exactly the preconditions of the sweep's rules: a due timer, slot arrival or worker
+        arrival; a carrier that can move on; a row in START or OUT_CHECK (they always move
+        on); a row waiting for a carrier that has arrived or for a slot that is free.
+        """
+        line = self.line
+        now = state.now[:, None]
+        phase = state.phase
+        pending = (state.wake <= now) | (phase == START) | (phase == OUT_CHECK)
+        if self._has_sequential:
+            pending |= phase == SEQ_NEXT
+        waiting = phase == GET_WAIT
+        pending |= waiting & (self._no_input | self._arrived_last(state, state.cur_in))
+        if self._has_assembly:
+            k = state.comp_k.clamp(max=line.component.shape[1] - 1)
+            buffer = line.component[self._row[None, :], k]
+            pending |= (phase == COMP_WAIT) & self._arrived_last(state, buffer)
+        first = state.cur_out * line.cmax
+        pending |= (phase == PUT_WAIT) & ~state.held.flatten(1).gather(1, first)
+        out = pending.any(dim=1)
+        out |= (state.ready <= now[:, :, None]).flatten(1).any(dim=1)
+        movable = state.arrived[:, :, :-1] & ~state.held[:, :, 1:] & self._next_valid[None]
+        out |= movable.flatten(1).any(dim=1)
+        if line.n_workers:
+            out |= (state.w_arrive <= now).any(dim=1)
+        return out
 
     def apply_action(self, state: LineState, action: torch.Tensor) -> None:
         """Apply a batched ``MultiDiscrete`` action (B, A) in the layout of ``features.action_slots``."""
@@ -298,8 +366,8 @@ class Engine:
             self._workers_leave(state, torch.ones_like(state.now, dtype=torch.bool))
 
     # --- one sweep ----------------------------------------------------------------------------
-    def _sweep(self, state: LineState, active: torch.Tensor, rng: InstanceRNG) -> torch.Tensor:
-        """One pass of everything that happens at ``state.now``; returns whether anything did.
+    def _sweep(self, state: LineState, active: torch.Tensor, rng: InstanceRNG) -> None:
+        """One pass of everything that happens at ``state.now`` in the ``active`` instances.
 
         Every rule is applied with masks over the whole batch; a rule that concerns no row at
         all is skipped (a cheap check on the CPU that saves most of the work).
@@ -307,14 +375,14 @@ class Engine:
         line = self.line
         now = state.now[:, None]
         act = active[:, None]
-        changed = self._slots(state, active)
+        self._slots(state, active)
         if line.n_workers:
-            changed = changed | self._workers_arrive(state, active)
+            self._workers_arrive(state, active)
         due = act & (state.wake <= now)
-        old = state.phase
-        phase = old
+        phase = state.phase
         start_work = torch.zeros_like(due)
         failed = torch.zeros_like(due)
+        handling = None
         any_due = bool(due.any())
 
         if any_due:
@@ -334,7 +402,6 @@ class Engine:
             # WORKING ends: release workers; a sink counts its part; a switch checks its output.
             done = due & (phase == WORKING)
             if bool(done.any()):
-                state.last_time = torch.where(done, now - state.started, state.last_time)
                 if line.n_workers:
                     self._release(state, done)
                 finished = done & self._sink
@@ -343,7 +410,31 @@ class Engine:
                 after = torch.where(
                     self._switch, OUT_CHECK, torch.where(finished & ~has_out, START, PUT_WAIT)
                 )
+                if self._has_sequential:
+                    # a sequential process adds the part's time and turns to the next part
+                    part_done = done & self._sequential
+                    state.seq_total = torch.where(
+                        part_done, state.seq_total + (now - state.started), state.seq_total
+                    )
+                    state.seq_part = state.seq_part + part_done.long()
+                    after = torch.where(self._sequential, SEQ_NEXT, after)
+                    done_other = done & ~self._sequential
+                else:
+                    done_other = done
+                state.last_time = torch.where(done_other, now - state.started, state.last_time)
+                state.carrier_type = torch.where(finished, EMPTY_TYPE, state.carrier_type)
                 phase = torch.where(done, after, phase)
+            if self._has_sequential:
+                # HANDLING ends: start with the first part; SEQ_ERROR ends: process the part.
+                handled = due & (phase == HANDLING)
+                state.seq_part = torch.where(handled, 0, state.seq_part)
+                state.seq_total = torch.where(handled, 0.0, state.seq_total)
+                phase = torch.where(handled, SEQ_NEXT, phase)
+                recovered = due & (phase == SEQ_ERROR)
+                state.seq_total = torch.where(
+                    recovered, state.seq_total + (now - state.started), state.seq_total
+                )
+                start_work = start_work | recovered
             # FAILING ends: one more scrapped component; wait for the next one.
             done = due & (phase == FAILING)
             state.n_scrap = state.n_scrap + done.long()
@@ -351,7 +442,7 @@ class Engine:
             # COMP_GETTING ends: check the component's assembly condition.
             done = due & (phase == COMP_GETTING)
             if bool(done.any()):
-                limit = line.condition[state.comp_origin, self._row.expand_as(state.comp_origin)]
+                limit = line.condition[state.comp_type, self._row.expand_as(state.comp_type)]
                 valid = (now - state.comp_created) < limit
                 ok, failed = done & valid, done & ~valid
                 next_k = state.comp_k + ok.long()
@@ -373,6 +464,10 @@ class Engine:
                 to_components = done & self._assembly
                 state.comp_k = torch.where(to_components, 0, state.comp_k)
                 phase = torch.where(to_components, COMP_WAIT, torch.where(collected, START, phase))
+                if self._has_sequential:  # sequential processes first take the carrier in
+                    handling = done & self._sequential
+                    phase = torch.where(handling, HANDLING, phase)
+                    done = done & ~handling
                 start_work = start_work | (done & ~self._assembly & ~self._collector)
             # Timers that only lead back to a check.
             phase = torch.where(due & (phase == WAIT), GET_WAIT, phase)
@@ -380,6 +475,8 @@ class Engine:
             phase = torch.where(due & (phase == OUT_POLL), OUT_CHECK, phase)
             fetched = due & ((phase == FETCH) | (phase == MAG_POLL))
             state.wake = torch.where(due, torch.where(failed, now + line.nok_time, INF), state.wake)
+            if handling is not None:
+                state.wake = torch.where(handling, now + line.handling_time, state.wake)
             # Magazines: after the getting time (or a poll) take a stored carrier, or poll again.
             if self._has_magazine and bool(fetched.any()):
                 phase = self._magazine_take(state, fetched, phase)
@@ -405,6 +502,12 @@ class Engine:
                 self._take(state, ready, buffer, component=True)
                 phase = torch.where(ready, COMP_GETTING, phase)
                 state.wake = torch.where(ready, now + line.get_time[buffer], state.wake)
+        # SEQ_NEXT: process the next part (after an error, with its probability), or put the
+        # carrier on when every part is done.
+        if self._has_sequential:
+            next_part = act & (phase == SEQ_NEXT)
+            if bool(next_part.any()):
+                start_work, phase = self._next_part(state, next_part, start_work, phase, rng)
         # Start processing.
         if bool(start_work.any()):
             self._start_work(state, start_work, rng)
@@ -423,11 +526,41 @@ class Engine:
         first = state.cur_out * line.cmax
         free = waiting & ~state.held.flatten(1).gather(1, first)
         phase = torch.where(free, PUTTING, phase)
-        state.phase = phase
+        # phases are int8 (cheap comparisons); a where() of two constants widens them
+        state.phase = phase if phase.dtype == torch.int8 else phase.to(torch.int8)
         any_free = bool(free.any())
         if any_free:
             self._start_put(state, free, rng)
-        return changed | (due | start_work | free | (phase != old)).any(dim=1)
+
+    def _part_index(self, state: LineState) -> torch.Tensor:
+        """Flat index (B, R) of (carrier type, row, part being processed) into part tables."""
+        line = self.line
+        part = state.seq_part.clamp(max=self._n_parts - 1)
+        return (state.carrier_type * line.rows + self._row) * self._n_parts + part
+
+    def _next_part(
+        self,
+        state: LineState,
+        mask: torch.Tensor,
+        start_work: torch.Tensor,
+        phase: torch.Tensor,
+        rng: InstanceRNG,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        line = self.line
+        now = state.now[:, None]
+        count = line.part_count.flatten()[state.carrier_type * line.rows + self._row]
+        finished = mask & (state.seq_part >= count)
+        state.last_time = torch.where(finished, state.seq_total, state.last_time)
+        todo = mask & ~finished
+        flat = self._part_index(state)
+        probability = line.part_error_probability.flatten()[flat]
+        u = rng.uniform(line.rows, 2, where=todo.any(dim=1)).to(torch.float64)
+        error = todo & (u[..., 0] < probability)
+        duration = line.part_error_time.flatten()[flat] - torch.log1p(-u[..., 1]) * line.error_scale
+        state.started = torch.where(error, now, state.started)
+        state.wake = torch.where(error, now + duration, state.wake)
+        phase = torch.where(finished, PUT_WAIT, torch.where(error, SEQ_ERROR, phase))
+        return start_work | (todo & ~error), phase
 
     def _start(self, state: LineState, starting: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
         """START: sources wait, switches check their input, magazines fetch, others get."""
@@ -462,7 +595,7 @@ class Engine:
         take = mask & (line.unlimited | (state.stored > 0))
         state.stored = state.stored - (take & ~line.unlimited).long()
         state.carrier_created = torch.where(take, 0.0, state.carrier_created)
-        state.carrier_origin = torch.where(take, self._row.expand_as(take), state.carrier_origin)
+        state.carrier_type = torch.where(take, EMPTY_TYPE, state.carrier_type)
         wait = mask & ~take
         state.wake = torch.where(wait, state.now[:, None] + 1.0, state.wake)
         return torch.where(take, PUT_WAIT, torch.where(wait, MAG_POLL, phase))
@@ -472,13 +605,22 @@ class Engine:
         state.stored = torch.where(matched, state.target, state.stored)
 
     # --- slots --------------------------------------------------------------------------------
-    def _slots(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
-        """Arrivals due at ``now``, then carriers moving on into free slots (downstream first)."""
+    def _slots(self, state: LineState, active: torch.Tensor) -> None:
+        """Arrivals due at ``now``, then carriers moving on into free slots (downstream first).
+
+        A moving carrier's ``ready`` is its arrival time and every other slot's is ``inf``, so
+        ``ready <= now`` alone marks the arrivals. Carriers can only move on when some arrived
+        carrier has a free slot right after it (a move frees a slot only for the carrier behind
+        it), so the downstream-first pass runs only then.
+        """
         act = active[:, None, None]
-        arriving = act & state.held & ~state.arrived & (state.ready <= state.now[:, None, None])
-        state.arrived = state.arrived | arriving
-        state.ready = torch.where(arriving, INF, state.ready)
-        changed = arriving.flatten(1).any(dim=1)
+        arriving = act & (state.ready <= state.now[:, None, None])
+        if bool(arriving.any()):
+            state.arrived |= arriving
+            state.ready = torch.where(arriving, INF, state.ready)
+        movable = act & state.arrived[:, :, :-1] & ~state.held[:, :, 1:] & self._next_valid
+        if not bool(movable.any()):
+            return
         arrival = state.now[:, None] + self.line.slot_time[None, :]
         for k in range(self.line.cmax - 2, -1, -1):
             move = (
@@ -489,18 +631,16 @@ class Engine:
             )
             if not bool(move.any()):
                 continue
-            changed = changed | move.any(dim=1)
             state.held[:, :, k + 1] |= move
             state.ready[:, :, k + 1] = torch.where(move, arrival, state.ready[:, :, k + 1])
             state.slot_created[:, :, k + 1] = torch.where(
                 move, state.slot_created[:, :, k], state.slot_created[:, :, k + 1]
             )
-            state.slot_origin[:, :, k + 1] = torch.where(
-                move, state.slot_origin[:, :, k], state.slot_origin[:, :, k + 1]
+            state.slot_type[:, :, k + 1] = torch.where(
+                move, state.slot_type[:, :, k], state.slot_type[:, :, k + 1]
             )
             state.held[:, :, k] &= ~move
             state.arrived[:, :, k] &= ~move
-        return changed
 
     def _arrived_last(self, state: LineState, buffer: torch.Tensor) -> torch.Tensor:
         flat = buffer * self.line.cmax + self.line.last_slot[buffer]
@@ -512,13 +652,13 @@ class Engine:
         """Rows in ``mask`` (B, R) take the carrier in the last slot of ``buffer`` (B, R)."""
         flat = buffer * self.line.cmax + self.line.last_slot[buffer]
         created = state.slot_created.flatten(1).gather(1, flat)
-        origin = state.slot_origin.flatten(1).gather(1, flat)
+        origin = state.slot_type.flatten(1).gather(1, flat)
         if component:
             state.comp_created = torch.where(mask, created, state.comp_created)
-            state.comp_origin = torch.where(mask, origin, state.comp_origin)
+            state.comp_type = torch.where(mask, origin, state.comp_type)
         else:
             state.carrier_created = torch.where(mask, created, state.carrier_created)
-            state.carrier_origin = torch.where(mask, origin, state.carrier_origin)
+            state.carrier_type = torch.where(mask, origin, state.carrier_type)
         taken = torch.zeros(state.held.flatten(1).shape, dtype=torch.long, device=mask.device)
         taken = taken.scatter_add_(1, flat, mask.long()).view_as(state.held) > 0
         state.held = state.held & ~taken
@@ -541,12 +681,12 @@ class Engine:
         put = put.scatter_add_(1, first, mask.long()) > 0
         # each real buffer has one upstream row, so the scatters below never collide on it
         created = state.slot_created.flatten(1).scatter(1, first, state.carrier_created)
-        origin = state.slot_origin.flatten(1).scatter(1, first, state.carrier_origin)
+        origin = state.slot_type.flatten(1).scatter(1, first, state.carrier_type)
         state.slot_created = torch.where(put, created, state.slot_created.flatten(1)).view_as(
             state.slot_created
         )
-        state.slot_origin = torch.where(put, origin, state.slot_origin.flatten(1)).view_as(
-            state.slot_origin
+        state.slot_type = torch.where(put, origin, state.slot_type.flatten(1)).view_as(
+            state.slot_type
         )
         state.arrived = state.arrived | put.view_as(state.arrived)
         state.count = state.count.scatter_add(1, state.cur_out, mask.long())
@@ -562,28 +702,50 @@ class Engine:
         factor = torch.where(self._pooled, state.factor, 1.0) * torch.where(
             jump, state.jump_factor, 1.0
         )
-        duration = line.processing_time * factor - torch.log1p(-u[..., 0]) * line.noise_scale
+        time = line.processing_time
+        new_part = mask & self._source
+        if self._has_runs and bool(new_part.any()):
+            self._next_type(state, new_part, rng)
+        if self._has_extra:
+            # a source's own parts are new (type from its run); sequential processes look up
+            # the part being processed, everything else the carrier's parts
+            carrier = line.type_extra.flatten()[state.carrier_type * line.rows + self._row]
+            part = line.part_extra.flatten()[self._part_index(state)]
+            extra = torch.where(self._sequential, part, carrier)
+            time = time + torch.where(self._source, 0.0, extra)
+        duration = time * factor - torch.log1p(-u[..., 0]) * line.noise_scale
         duration = torch.where(u[..., 1] < line.rework_probability, 2 * duration, duration)
         state.started = torch.where(mask, now, state.started)
         state.wake = torch.where(mask, now + duration, state.wake)
-        new_part = mask & self._source
         state.carrier_created = torch.where(new_part, now, state.carrier_created)
-        state.carrier_origin = torch.where(
-            new_part, self._row.expand_as(mask), state.carrier_origin
-        )
+        state.carrier_type = torch.where(new_part, state.run_type, state.carrier_type)
+
+    def _next_type(self, state: LineState, sources: torch.Tensor, rng: InstanceRNG) -> None:
+        """Sources emit runs of ``run_min … run_min + run_span - 1`` carriers of one random type."""
+        line = self.line
+        u = rng.uniform(line.rows, 2, where=sources.any(dim=1)).to(torch.float64)
+        new_run = sources & (state.run_left == 0)
+        kind = (u[..., 0] * line.n_types).long().clamp(max=line.n_types - 1)
+        length = line.run_min + (u[..., 1] * line.run_span).long().clamp(max=line.run_span - 1)
+        state.run_type = torch.where(new_run, line.type_base + kind, state.run_type)
+        state.run_left = torch.where(new_run, length, state.run_left) - sources.long()
 
     # --- workers ------------------------------------------------------------------------------
     def _take_workers(self, state: LineState, mask: torch.Tensor) -> None:
-        """Rows in ``mask`` hold the free workers standing at them; their speed-up is stored."""
+        """Rows in ``mask`` hold the free workers standing at them; their speed-up is stored.
+
+        Work is per worker (B, W): each worker looks up its own station in ``mask``.
+        """
         if not bool(mask.any()):
             return
         standing = (state.w_arrive == INF) & (state.w_holder < 0)  # (B, W)
-        at = state.w_station[:, None, :] == self._row[None, :, None]  # (B, R, W)
-        taken = mask[:, :, None] & at & standing[:, None, :]
-        skill = (taken * self.line.worker_skill.T[None]).sum(dim=2)
-        state.factor = torch.where(mask, torch.exp(-0.3 * skill), state.factor)
-        holder = (taken * self._row[None, :, None]).sum(dim=1)
-        state.w_holder = torch.where(taken.any(dim=1), holder, state.w_holder)
+        taken = mask.gather(1, state.w_station) & standing
+        skill = self._skill_flat[self._worker_offset + state.w_station]
+        total = torch.zeros_like(state.factor).scatter_add_(
+            1, state.w_station, torch.where(taken, skill, 0.0)
+        )
+        state.factor = torch.where(mask, torch.exp(-0.3 * total), state.factor)
+        state.w_holder = torch.where(taken, state.w_station, state.w_holder)
 
     def _release(self, state: LineState, mask: torch.Tensor) -> None:
         if not bool((mask & self._pooled).any()):
@@ -608,11 +770,10 @@ class Engine:
             walk, state.now[:, None] + self.line.worker_transition, state.w_arrive
         )
 
-    def _workers_arrive(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
+    def _workers_arrive(self, state: LineState, active: torch.Tensor) -> None:
         arriving = active[:, None] & (state.w_arrive <= state.now[:, None])
         if not bool(arriving.any()):
-            return torch.zeros_like(active)
+            return
         state.w_station = torch.where(arriving, state.w_dest, state.w_station)
         state.w_arrive = torch.where(arriving, INF, state.w_arrive)
         self._workers_leave(state, arriving.any(dim=1))
-        return arriving.any(dim=1)

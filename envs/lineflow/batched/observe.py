@@ -14,6 +14,7 @@ from gymforge.envs.lineflow.batched.engine import (
     FETCH,
     GET_WAIT,
     GETTING,
+    SEQ_ERROR,
     WORKING,
     LineState,
 )
@@ -57,6 +58,13 @@ class Observer:
             f"{w}={names[r]}" for w, rows in zip(worker_names, pool_rows, strict=True) for r in rows
         ]
         raw += [f"{b.name}.fill" for b in spec.buffers]
+        type_rows, type_ids = [], []  # every source carrier type (ids as in compiled.py)
+        for r, st in enumerate(spec.stations):
+            if isinstance(st, SourceSpec):
+                for j, kind in enumerate(st.carrier_specs):
+                    raw.append(f"{st.name}.carrier_type={kind}")
+                    type_rows.append(r)
+                    type_ids.append(int(line.type_base[r]) + j)
         raw += ["time"]
         index = {name: i for i, name in enumerate(raw)}
         features = [f.name for f in observation_features(spec)]
@@ -88,6 +96,8 @@ class Observer:
         self._pool_size = line.worker_pool_size[:s].clamp(min=1.0)
         self._capacity = line.capacity[:-1].to(torch.float64)
         self._kind = line.kind[:s]
+        self._type_rows = torch.tensor(type_rows, dtype=torch.long, device=device)
+        self._type_ids = torch.tensor(type_ids, dtype=torch.long, device=device)
         self._worker_rows = [
             torch.tensor(rows, dtype=torch.long, device=device) for rows in pool_rows
         ]
@@ -99,7 +109,9 @@ class Observer:
         magazine_busy = (self._kind == KIND_MAGAZINE) & (phase == FETCH)
         working = (phase == WORKING) | switch_busy | magazine_busy
         return torch.where(
-            working, WORKING_MODE, torch.where(phase == FAILING, FAILING_MODE, WAITING_MODE)
+            working,
+            WORKING_MODE,
+            torch.where((phase == FAILING) | (phase == SEQ_ERROR), FAILING_MODE, WAITING_MODE),
         )
 
     def __call__(self, state: LineState) -> torch.Tensor:
@@ -129,6 +141,7 @@ class Observer:
             ]
         parts += [
             state.count[:, :-1].to(torch.float64) / self._capacity,
+            (state.run_type.index_select(1, self._type_rows) == self._type_ids).to(torch.float64),
             (state.now / self.horizon).clamp(max=1.0)[:, None],
         ]
         return torch.cat(parts, dim=1).index_select(1, self._perm).to(torch.float32)

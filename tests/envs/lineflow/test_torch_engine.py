@@ -9,6 +9,7 @@ import torch
 
 from gymforge.envs.lineflow.batched.compiled import unsupported_reason
 from gymforge.envs.lineflow.batched.vector_env import LineFlowVecEnv
+from gymforge.envs.lineflow.builder import LineBuilder
 from gymforge.envs.lineflow.gym_env import LineFlowEnv
 from gymforge.envs.lineflow.scenarios import make_scenario
 from gymforge.registry import all_specs
@@ -74,8 +75,12 @@ def test_lineflow__vector_env_has_the_scalar_spaces_and_rejects_unsupported_line
     env = gym.make("LineFlow-ComplexLine-v0")
     assert venv.single_observation_space == env.observation_space
     assert venv.single_action_space == env.action_space
-    with pytest.raises(ValueError, match="not supported yet"):
-        LineFlowVecEnv(num_envs=2, scenario="part_dependent_process")
+    line = LineBuilder("nok")
+    line.source("S", nok_probability=0.1, unlimited_carriers=True)
+    line.sink("Sink")
+    line.connect("S", "Sink")
+    with pytest.raises(ValueError, match="NOK parts are not supported yet"):
+        LineFlowVecEnv(num_envs=2, line=line.build())
 
 
 @pytest.mark.gpu
