@@ -64,8 +64,8 @@ ALGORITHMS: dict[str, Algorithm] = {
     "a2c": Algorithm("a2c", "stable_baselines3:A2C", _ON_POLICY_ACTIONS),
     "dqn": Algorithm("dqn", "stable_baselines3:DQN", (spaces.Discrete,), off_policy=True),
     "sac": Algorithm("sac", "stable_baselines3:SAC", (spaces.Box,), off_policy=True),
-    "recurrent_ppo": Algorithm(
-        "recurrent_ppo", "sb3_contrib:RecurrentPPO", _ON_POLICY_ACTIONS, recurrent=True
+    "recurrentppo": Algorithm(
+        "recurrentppo", "sb3_contrib:RecurrentPPO", _ON_POLICY_ACTIONS, recurrent=True
     ),
     "trpo": Algorithm("trpo", "sb3_contrib:TRPO", _ON_POLICY_ACTIONS),
 }

@@ -130,7 +130,7 @@ train_ppo = _trainer("ppo")
 train_a2c = _trainer("a2c")
 train_dqn = _trainer("dqn")
 train_sac = _trainer("sac")
-train_recurrent_ppo = _trainer("recurrent_ppo")
+train_recurrentppo = _trainer("recurrentppo")
 train_trpo = _trainer("trpo")
 
 #: ``TRAINERS`` rows of :mod:`gymforge.commands.train`.

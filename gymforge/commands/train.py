@@ -19,7 +19,7 @@ TRAINERS: dict[str, str] = {
     "a2c": "gymforge.baselines.sb3.cli:train_a2c",
     "dqn": "gymforge.baselines.sb3.cli:train_dqn",
     "sac": "gymforge.baselines.sb3.cli:train_sac",
-    "recurrent_ppo": "gymforge.baselines.sb3.cli:train_recurrent_ppo",
+    "recurrentppo": "gymforge.baselines.sb3.cli:train_recurrentppo",
     "trpo": "gymforge.baselines.sb3.cli:train_trpo",
 }
 

@@ -15,7 +15,7 @@ algos:
   ppo: {n_steps: 64, batch_size: 64, n_epochs: 1}
   a2c: {n_steps: 16}
   trpo: {n_steps: 64, batch_size: 64}
-  recurrent_ppo: {n_steps: 64, batch_size: 64, n_epochs: 1}
+  recurrentppo: {n_steps: 64, batch_size: 64, n_epochs: 1}
   dqn: {buffer_size: 1000, learning_starts: 100, train_freq: 4, target_update_interval: 100}
   sac: {buffer_size: 1000, learning_starts: 100, batch_size: 32}
 """

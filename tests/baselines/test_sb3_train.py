@@ -21,7 +21,7 @@ def _train_cli(*args: str) -> int:
     return main(["train", *args])
 
 
-@pytest.mark.parametrize("algo", ["ppo", "a2c", "dqn", "recurrent_ppo", "trpo"])
+@pytest.mark.parametrize("algo", ["ppo", "a2c", "dqn", "recurrentppo", "trpo"])
 def test_train__each_algorithm_trains_saves_and_reloads(algo, tiny_config, tmp_path):
     out = tmp_path / algo
     rc = _train_cli(
@@ -41,7 +41,7 @@ def test_train__each_algorithm_trains_saves_and_reloads(algo, tiny_config, tmp_p
     obs, info = env.reset(seed=5)
     agent.reset(seed=5)
     expected, _ = agent.model.predict(obs[None], deterministic=True)
-    if algo != "recurrent_ppo":
+    if algo != "recurrentppo":
         assert agent.act(obs, info) == expected[0]
     assert env.action_space.contains(agent.act(obs, info))
     # and it evaluates reproducibly on held-out seeds
@@ -137,7 +137,7 @@ def test_train__resume_refuses_fewer_steps_and_other_settings(tiny_config, tmp_p
 @pytest.mark.parametrize(
     ("env_id", "algo", "words"),
     [
-        (PROBE, "sac", ["'sac'", "Discrete(4)", "['Box']", "['a2c', 'dqn', 'ppo', 'recurrent_ppo', 'trpo']"]),
+        (PROBE, "sac", ["'sac'", "Discrete(4)", "['Box']", "['a2c', 'dqn', 'ppo', 'recurrentppo', 'trpo']"]),
         ("LineFlow-WaitingTime-v0", "dqn", ["'dqn'", "MultiDiscrete([100])", "['Discrete']", "'ppo'"]),
     ],
 )  # fmt: skip
@@ -226,7 +226,7 @@ def test_train__results_are_reproducible_for_a_seed(tiny_config, tmp_path):
 def test_cli__every_algorithm_is_a_train_row_with_its_own_help(capsys):
     from gymforge.commands.train import TRAINERS
 
-    for algo in ("ppo", "a2c", "dqn", "sac", "recurrent_ppo", "trpo"):
+    for algo in ("ppo", "a2c", "dqn", "sac", "recurrentppo", "trpo"):
         assert TRAINERS[algo] == f"gymforge.baselines.sb3.cli:train_{algo}"
     with pytest.raises(SystemExit):
         main(["train", PROBE, "--algo", "trpo", "--help"])
