@@ -57,6 +57,7 @@ from gymforge.envs.lineflow.batched.compiled import (
     OUT_CHECK, PUT_WAIT, PUTTING, IN_POLL, OUT_POLL, FETCH, MAG_POLL,
     HANDLING, SEQ_NEXT, SEQ_ERROR,
 ) = range(18)  # fmt: skip
+N_PHASES = 18
 INF = math.inf
 MAX_SWEEPS = 64
 # gather the still-active instances into a smaller batch when fewer than 3/4 of the batch and
@@ -230,6 +231,12 @@ def _select_rng(rng: InstanceRNG, index: torch.Tensor) -> InstanceRNG:
     )
 
 
+def _phase_counts(mask: torch.Tensor, phase: torch.Tensor) -> list[int]:
+    """Number of rows selected by ``mask`` (B, R) in each phase (one host sync)."""
+    selected = torch.where(mask, phase, N_PHASES).flatten().long()
+    return torch.bincount(selected, minlength=N_PHASES + 1)[:N_PHASES].tolist()
+
+
 class Engine:
     """Advances a ``LineState`` of a compiled line."""
 
@@ -383,12 +390,14 @@ class Engine:
         start_work = torch.zeros_like(due)
         failed = torch.zeros_like(due)
         handling = None
-        any_due = bool(due.any())
+        # how many due rows are in each phase: a due rule whose phase is absent is skipped (no
+        # rule of the due block leads to a phase that a later due rule reads)
+        due_in = _phase_counts(due, phase)
 
-        if any_due:
+        if sum(due_in):
             # PUTTING ends: the carrier arrives in the first slot; switches may alternate.
-            done = due & (phase == PUTTING)
-            if bool(done.any()):
+            if due_in[PUTTING]:
+                done = due & (phase == PUTTING)
                 self._finish_put(state, done)
                 if self._has_switch:
                     step = done & self._switch & line.alternate
@@ -400,8 +409,8 @@ class Engine:
                     )
                 phase = torch.where(done, START, phase)
             # WORKING ends: release workers; a sink counts its part; a switch checks its output.
-            done = due & (phase == WORKING)
-            if bool(done.any()):
+            if due_in[WORKING]:
+                done = due & (phase == WORKING)
                 if line.n_workers:
                     self._release(state, done)
                 finished = done & self._sink
@@ -424,7 +433,7 @@ class Engine:
                 state.last_time = torch.where(done_other, now - state.started, state.last_time)
                 state.carrier_type = torch.where(finished, EMPTY_TYPE, state.carrier_type)
                 phase = torch.where(done, after, phase)
-            if self._has_sequential:
+            if due_in[HANDLING] or due_in[SEQ_ERROR]:
                 # HANDLING ends: start with the first part; SEQ_ERROR ends: process the part.
                 handled = due & (phase == HANDLING)
                 state.seq_part = torch.where(handled, 0, state.seq_part)
@@ -436,12 +445,13 @@ class Engine:
                 )
                 start_work = start_work | recovered
             # FAILING ends: one more scrapped component; wait for the next one.
-            done = due & (phase == FAILING)
-            state.n_scrap = state.n_scrap + done.long()
-            phase = torch.where(done, COMP_WAIT, phase)
+            if due_in[FAILING]:
+                done = due & (phase == FAILING)
+                state.n_scrap = state.n_scrap + done.long()
+                phase = torch.where(done, COMP_WAIT, phase)
             # COMP_GETTING ends: check the component's assembly condition.
-            done = due & (phase == COMP_GETTING)
-            if bool(done.any()):
+            if due_in[COMP_GETTING]:
+                done = due & (phase == COMP_GETTING)
                 limit = line.condition[state.comp_type, self._row.expand_as(state.comp_type)]
                 valid = (now - state.comp_created) < limit
                 ok, failed = done & valid, done & ~valid
@@ -452,8 +462,8 @@ class Engine:
                 start_work = start_work | all_done
             # GETTING ends: collectors store the carrier; assemblies turn to their components
             # (holding their workers from now on); everything else starts working.
-            done = due & (phase == GETTING)
-            if bool(done.any()):
+            if due_in[GETTING]:
+                done = due & (phase == GETTING)
                 collected = done & self._collector
                 if bool(collected.any()):
                     state.stored = state.stored.scatter_add(
@@ -470,30 +480,40 @@ class Engine:
                     done = done & ~handling
                 start_work = start_work | (done & ~self._assembly & ~self._collector)
             # Timers that only lead back to a check.
-            phase = torch.where(due & (phase == WAIT), GET_WAIT, phase)
-            phase = torch.where(due & (phase == IN_POLL), START, phase)
-            phase = torch.where(due & (phase == OUT_POLL), OUT_CHECK, phase)
-            fetched = due & ((phase == FETCH) | (phase == MAG_POLL))
+            if due_in[WAIT]:
+                phase = torch.where(due & (phase == WAIT), GET_WAIT, phase)
+            if due_in[IN_POLL]:
+                phase = torch.where(due & (phase == IN_POLL), START, phase)
+            if due_in[OUT_POLL]:
+                phase = torch.where(due & (phase == OUT_POLL), OUT_CHECK, phase)
             state.wake = torch.where(due, torch.where(failed, now + line.nok_time, INF), state.wake)
             if handling is not None:
                 state.wake = torch.where(handling, now + line.handling_time, state.wake)
             # Magazines: after the getting time (or a poll) take a stored carrier, or poll again.
-            if self._has_magazine and bool(fetched.any()):
+            if due_in[FETCH] or due_in[MAG_POLL]:
+                fetched = due & ((phase == FETCH) | (phase == MAG_POLL))
                 phase = self._magazine_take(state, fetched, phase)
+        # The rules below read the phases as earlier rules leave them; ``now_in`` counts the
+        # active rows per phase here, and a rule runs when its phase or one leading to it
+        # within the sweep is present (START -> GET_WAIT; OUT_CHECK, SEQ_NEXT -> PUT_WAIT).
+        now_in = _phase_counts(act, phase)
         # START.
-        starting = act & (phase == START)
-        if bool(starting.any()):
+        if now_in[START]:
+            starting = act & (phase == START)
             phase = self._start(state, starting, phase)
         # GET_WAIT: unlimited sources work at once; others take an arrived carrier.
-        waiting = act & (phase == GET_WAIT)
-        start_work = start_work | (waiting & self._no_input)
-        ready = waiting & ~self._no_input & self._arrived_last(state, state.cur_in)
-        if bool(ready.any()):
+        if now_in[GET_WAIT] or now_in[START]:
+            waiting = act & (phase == GET_WAIT)
+            start_work = start_work | (waiting & self._no_input)
+            ready = waiting & ~self._no_input & self._arrived_last(state, state.cur_in)
+        else:
+            ready = None
+        if ready is not None and bool(ready.any()):
             self._take(state, ready, state.cur_in, component=False)
             phase = torch.where(ready, GETTING, phase)
             state.wake = torch.where(ready, now + line.get_time[state.cur_in], state.wake)
         # COMP_WAIT: take an arrived component carrier from the k-th component buffer.
-        if self._has_assembly:
+        if now_in[COMP_WAIT]:
             waiting = act & (phase == COMP_WAIT)
             k = state.comp_k.clamp(max=line.component.shape[1] - 1)
             buffer = line.component[self._row[None, :], k]
@@ -504,32 +524,31 @@ class Engine:
                 state.wake = torch.where(ready, now + line.get_time[buffer], state.wake)
         # SEQ_NEXT: process the next part (after an error, with its probability), or put the
         # carrier on when every part is done.
-        if self._has_sequential:
+        if now_in[SEQ_NEXT]:
             next_part = act & (phase == SEQ_NEXT)
-            if bool(next_part.any()):
-                start_work, phase = self._next_part(state, next_part, start_work, phase, rng)
+            start_work, phase = self._next_part(state, next_part, start_work, phase, rng)
         # Start processing.
         if bool(start_work.any()):
             self._start_work(state, start_work, rng)
             phase = torch.where(start_work, WORKING, phase)
         # OUT_CHECK (switches): the selected output must not be full.
-        if self._has_switch:
+        if now_in[OUT_CHECK]:
             checking = act & (phase == OUT_CHECK)
-            if bool(checking.any()):
-                selected = line.outputs[self._row[None, :], state.index_out]
-                room = state.count.gather(1, selected) < line.capacity[selected]
-                state.cur_out = torch.where(checking & room, selected, state.cur_out)
-                state.wake = torch.where(checking & ~room, now + line.poll, state.wake)
-                phase = torch.where(checking, torch.where(room, PUT_WAIT, OUT_POLL), phase)
+            selected = line.outputs[self._row[None, :], state.index_out]
+            room = state.count.gather(1, selected) < line.capacity[selected]
+            state.cur_out = torch.where(checking & room, selected, state.cur_out)
+            state.wake = torch.where(checking & ~room, now + line.poll, state.wake)
+            phase = torch.where(checking, torch.where(room, PUT_WAIT, OUT_POLL), phase)
         # PUT_WAIT: claim the first slot of the output when it is free.
-        waiting = act & (phase == PUT_WAIT)
-        first = state.cur_out * line.cmax
-        free = waiting & ~state.held.flatten(1).gather(1, first)
-        phase = torch.where(free, PUTTING, phase)
+        free = None
+        if now_in[PUT_WAIT] or now_in[OUT_CHECK] or now_in[SEQ_NEXT]:
+            waiting = act & (phase == PUT_WAIT)
+            first = state.cur_out * line.cmax
+            free = waiting & ~state.held.flatten(1).gather(1, first)
+            phase = torch.where(free, PUTTING, phase)
         # phases are int8 (cheap comparisons); a where() of two constants widens them
         state.phase = phase if phase.dtype == torch.int8 else phase.to(torch.int8)
-        any_free = bool(free.any())
-        if any_free:
+        if free is not None and bool(free.any()):
             self._start_put(state, free, rng)
 
     def _part_index(self, state: LineState) -> torch.Tensor:
