@@ -270,6 +270,12 @@ class SB3Agent:
         cls = load_entry_point(SB3_ALGORITHMS[algorithm])
         self.model = cls.load(str(path), device="cpu")
         self.recurrent = algorithm == "recurrentppo"
+        self._torch = torch
+        self.model.policy.set_training_mode(False)
+        # discrete actions need no rescaling or clipping, so the policy's forward is the action
+        self._fast = isinstance(
+            self.model.action_space, gym.spaces.Discrete | gym.spaces.MultiDiscrete
+        ) and isinstance(self.model.observation_space, gym.spaces.Box)
         self.env_action_space = env.action_space
         env_shape = env.observation_space.shape
         model_shape = self.model.observation_space.shape
@@ -300,6 +306,14 @@ class SB3Agent:
             )
             self._episode_start = np.zeros((1,), dtype=bool)
             action = action[0]
+        elif self._fast:
+            # the policy's own deterministic forward, as `predict` calls it, without predict's
+            # per-call checks (2-3x faster for small MLPs; the same actions)
+            with self._torch.no_grad():
+                action = self.model.policy._predict(
+                    self._torch.as_tensor(self._stack)[None], deterministic=True
+                )
+            action = action.cpu().numpy()[0]
         else:
             action, _ = self.model.predict(self._stack, deterministic=True)
         return _to_env_action(action, self.model.action_space, self.env_action_space)
