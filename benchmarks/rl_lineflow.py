@@ -100,10 +100,11 @@ def evaluate(keys: list[str], episodes: int) -> dict[str, Any]:
     from gymforge.baselines.sb3 import load_agent
     from gymforge.baselines.sb3.evaluation import run_episodes
     from gymforge.cli import rollout
+    from gymforge.registry import get_spec
 
     seeds = [SEED_BASE + k for k in range(episodes)]
     controllers = json.loads((RESULTS / "lineflow_controllers.json").read_text())
-    best_known = {f["env_id"]: f for f in controllers["findings"]}
+    best_known = {f["scenario"]: f for f in controllers["findings"]}
     out: dict[str, Any] = {}
     for key in keys:
         env_id, reference = SCENARIOS[key]
@@ -135,7 +136,7 @@ def evaluate(keys: list[str], episodes: int) -> dict[str, Any]:
             row["ppo_mean"], row["ppo_std"] = float(np.mean(means)), float(np.std(means))
             row["share_of_reference"] = row["ppo_mean"] / ref
             row["normalised"] = (row["ppo_mean"] - rnd) / (ref - rnd)
-        finding = best_known.get(env_id)
+        finding = best_known.get(get_spec(env_id).kwargs["scenario"])
         if finding:
             row["best_known"] = {k: finding[k] for k in ("best_controller", "best_mean_return",
                                                           "documented")}  # fmt: skip
@@ -178,6 +179,20 @@ def markdown(data: dict[str, Any]) -> str:
             f"({row['reference_agent']}) | {share} | {norm} | {rnd['mean']:.1f} ± {rnd['std']:.1f} "
             f"| {best_text} |"
         )
+    wt = data["scenarios"].get("WT")
+    if wt and wt["ppo"]:
+        met = wt["share_of_reference"] >= 0.9
+        best = max(wt["ppo"], key=lambda p: p["mean"])
+        lines += [
+            "",
+            f"**WaitingTime target (PPO over {len(wt['ppo'])} seeds ≥ 90% of the optimal "
+            f"controller): {'met' if met else 'NOT met'}** — {100 * wt['share_of_reference']:.1f}%;"
+            f" best seed {best['seed']}: {best['mean']:.1f} ({100 * best['mean'] / wt['reference']['mean']:.1f}%)."
+            " Budgets were set by a shared, heavily loaded 2-core machine (≤ 800k steps for WT,"
+            " 150k for the other scenarios), far below upstream's 1M–100M; PPO policies that"
+            " settle on state-dependent waiting times (a long default wait, short waits when the"
+            " assembly starves) plateau below the constant optimum.",
+        ]
     lines += ["", "## Per training seed", "",
               "| scenario | seed | steps | return (mean ± std over episodes) | checkpoint choice | model |",
               "|---|---:|---:|---|---|---|"]  # fmt: skip
