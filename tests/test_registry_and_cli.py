@@ -162,7 +162,7 @@ def test_cli__batched_rollout_of_a_lineflow_controller(capsys):
 
 
 def test_cli__batched_rollout_needs_a_vector_entry_point(capsys):
-    assert main(["rollout", "LineFlow-PartDependentProcess-v0", "--num-envs", "2"]) == 2
+    assert main(["rollout", "MinMax-Bilinear-v0", "--num-envs", "2"]) == 2
     assert "no batched" in capsys.readouterr().err
 
 
