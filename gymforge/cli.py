@@ -107,6 +107,10 @@ def rollout(
         )
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
+    if spec.capabilities.multi_agent:
+        if record is not None:
+            raise ValueError(f"--record needs a single-agent id; {env_id} is a PettingZoo env")
+        return parallel_rollout(spec, agent_name, episodes, seed)
     if record is not None:
         _check_record(spec, record, record_every)
     env = gym.make(env_id, **({"render_mode": "rgb_array"} if record else {}))
@@ -144,6 +148,41 @@ def rollout(
         fps = env.metadata.get("render_fps", 20)
         result["recording"] = str(write_animation(frames, record, fps=fps))
     return result
+
+
+def parallel_rollout(spec: EnvSpec, players_name: str, episodes: int, seed: int) -> dict[str, Any]:
+    """Episodes of a PettingZoo id's ``ParallelEnv`` played by the named players object.
+
+    ``returns`` are the first agent's; ``returns_by_agent`` has every agent's.
+    """
+    from gymforge.registry import make_parallel
+
+    env = make_parallel(spec.id)
+    players = load_entry_point(spec.agents[players_name])(env)
+    by_agent: dict[str, list[float]] = {agent: [] for agent in env.possible_agents}
+    lengths: list[int] = []
+    start = time.perf_counter()
+    try:
+        for episode in range(episodes):
+            players.reset(seed=seed + episode)
+            observations, _ = env.reset(seed=seed + episode)
+            totals = dict.fromkeys(env.possible_agents, 0.0)
+            steps = 0
+            while env.agents:
+                observations, rewards, _, _, _ = env.step(players.act(observations))
+                for agent, reward in rewards.items():
+                    totals[agent] += float(reward)
+                steps += 1
+            for agent, total in totals.items():
+                by_agent[agent].append(total)
+            lengths.append(steps)
+    finally:
+        env.close()
+    elapsed = time.perf_counter() - start
+    seeds = [seed + e for e in range(episodes)]
+    first = by_agent[env.possible_agents[0]]
+    result = _summary(spec.id, players_name, seeds, first, lengths, sum(lengths) / elapsed)
+    return {**result, "returns_by_agent": by_agent}
 
 
 def batched_rollout(
@@ -260,6 +299,9 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     else:
         for s, r, n in zip(result["seeds"], result["returns"], result["lengths"], strict=True):
             print(f"  seed {s:>4}: return {r:10.2f}  ({n} steps)")
+    if "returns_by_agent" in result:
+        for agent, returns in result["returns_by_agent"].items():
+            print(f"  agent {agent}: mean return {float(np.mean(returns)):.2f}")
     print(f"mean return {result['mean_return']:.2f} ± {result['std_return']:.2f}")
     print(f"steps/s     {result['steps_per_second']:.0f}")
     if "recording" in result:

@@ -14,6 +14,7 @@ from typing import Any
 import gymnasium as gym
 
 RANDOM_AGENT = "gymforge.agents.random_agent:RandomAgent"
+RANDOM_PLAYERS = "gymforge.agents.random_players:RandomPlayers"  # multi-agent ids
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class EnvSpec:
         kwargs: default keyword arguments of the id (variants differ only here).
         capabilities: see :class:`Capabilities`.
         agents: reference agents by CLI name, as ``"module:factory"``; ``random`` is implied.
+            Multi-agent ids name players objects (see :mod:`gymforge.agents.random_players`).
         dataset_collector: ``"module:function"`` behind ``gymforge dataset collect ID`` for ids
             with offline data; it receives the parsed CLI options (see
             :mod:`gymforge.commands.dataset`).
@@ -74,7 +76,7 @@ class EnvSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
-        agents = {} if self.capabilities.multi_agent else {"random": RANDOM_AGENT}
+        agents = {"random": RANDOM_PLAYERS if self.capabilities.multi_agent else RANDOM_AGENT}
         agents.update(self.agents)
         object.__setattr__(self, "agents", MappingProxyType(agents))
 

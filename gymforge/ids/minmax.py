@@ -8,6 +8,10 @@ ORDER = 30
 
 _PARALLEL = "gymforge.envs.minmax.parallel_env:MinMaxParallelEnv"
 _MULTI_AGENT = Capabilities(multi_agent=True)  # batched view: MinMaxBatchedParallelEnv
+_PLAYERS = {
+    "gda": "gymforge.agents.minmax.players:gda_players",
+    "negative_momentum": "gymforge.agents.minmax.players:negative_momentum_players",
+}
 
 _GAMES: tuple[tuple[str, str, str], ...] = (
     ("Bilinear", "bilinear", "bilinear game xᵀAy (default f = xy)"),
@@ -30,6 +34,7 @@ SPECS: tuple[EnvSpec, ...] = (
             parallel_entry_point=_PARALLEL,
             kwargs={"game": game},
             capabilities=_MULTI_AGENT,
+            agents=_PLAYERS,
         )
         for suffix, game, summary in _GAMES
     ),
