@@ -187,3 +187,10 @@ def test_cli__dataset_info_checks_the_checksum(tmp_path, capsys):
 def test_cli__train_with_an_unknown_algorithm_lists_the_allowed_ones(capsys):
     assert main(["train", "LineFlow-v0", "--algo", "no-such-algo"]) == 2
     assert "unknown --algo 'no-such-algo'; allowed:" in capsys.readouterr().err
+
+
+def test_cli__train_help_needs_no_id_and_a_missing_id_is_named(capsys):
+    assert main(["train", "--help"]) == 0
+    assert "--algo" in capsys.readouterr().out
+    assert main(["train", "--algo", "ppo"]) == 2
+    assert "an id is required" in capsys.readouterr().err

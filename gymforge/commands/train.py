@@ -25,9 +25,11 @@ TRAINERS: dict[str, str] = {
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    if args.algo is None and {"-h", "--help"} & set(args.options):
+    if (args.algo is None or args.id is None) and {"-h", "--help"} & set(args.options):
         args.print_help()
         return 0
+    if args.id is None:
+        raise ValueError("an id is required: gymforge train ID --algo NAME (see `gymforge list`)")
     get_spec(args.id)  # unknown ids fail first, with the list of registered ones
     if args.algo is None:
         raise ValueError(f"--algo is required; allowed: {sorted(TRAINERS)}")
@@ -44,6 +46,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Other options belong to the trainer of --algo; `--algo NAME --help` lists them.",
         add_help=False,
     )
-    parser.add_argument("id")
+    parser.add_argument("id", nargs="?", help="a registered id (see `gymforge list`)")
     parser.add_argument("--algo", help=f"one of {sorted(TRAINERS)}")
     parser.set_defaults(func=cmd_train, passthrough=True, print_help=parser.print_help)
