@@ -6,9 +6,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from gymnasium.utils.env_checker import check_env
 
+import gymforge  # noqa: F401 - registers the ids
 from gymforge.agents.minmax.heavy_ball import run_heavy_ball
-from gymforge.envs.minmax.games import make_game
+from gymforge.envs.minmax.games import GAME_NAMES, make_game
 from gymforge.envs.minmax.tuning_env import MinMaxTuningEnv, MinMaxTuningVecEnv
 
 
@@ -129,3 +131,32 @@ def test_spectral_agent_picks_the_least_spectral_radius_and_converges_under_alte
     spectral = rollout("MinMaxTuning-v0", "spectral", episodes=2, seed=0)
     random = rollout("MinMaxTuning-v0", "random", episodes=2, seed=0)
     assert spectral["mean_return"] > random["mean_return"]
+
+
+@pytest.mark.parametrize("order", ["simultaneous", "alternating"])
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_every_game_runs_through_gymnasium_and_the_vector_api(game, order):
+    """Each game passes Gymnasium's env checker as MinMaxTuning-v0, and instance i of the vector
+    env (seed s) follows the scalar env reset with s + i under the same actions."""
+    env = gym.make("MinMaxTuning-v0", game=game, order=order)
+    check_env(env.unwrapped, skip_render_check=True)
+    venv = gym.make_vec(
+        "MinMaxTuning-v0",
+        num_envs=3,
+        vectorization_mode="vector_entry_point",
+        game=game,
+        order=order,
+    )
+    venv.action_space.seed(0)
+    actions = [venv.action_space.sample() for _ in range(10)]
+    vec_obs, _ = venv.reset(seed=5)
+    vec_trace = [vec_obs.numpy()]
+    for action in actions:
+        vec_obs, *_ = venv.step(torch.as_tensor(action))
+        vec_trace.append(vec_obs.numpy())
+    obs, _ = env.reset(seed=6)
+    trace = [obs]
+    for action in actions:
+        obs, *_ = env.step(action[1])
+        trace.append(obs)
+    np.testing.assert_array_equal(np.stack(trace), np.stack(vec_trace)[:, 1])
