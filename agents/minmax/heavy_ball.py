@@ -13,6 +13,7 @@ projects onto the minimiser's feasible set (the identity except for ``xy2``). Ru
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,15 +87,37 @@ def run_heavy_ball(
     h_t = as_batch("h (step size)", h, batch, x0, minimum=0.0)
     beta_t = as_batch("beta (momentum)", beta, batch, x0)
     state = HBState.at_rest(x0, y0)
+
+    def advance(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        nonlocal state
+        state = hb_step(game, state, h_t, beta_t, order)
+        return state.x, state.y
+
+    return record_trajectory(game, x0, y0, steps, advance)
+
+
+def record_trajectory(
+    game: Game,
+    x0: torch.Tensor,
+    y0: torch.Tensor,
+    steps: int,
+    advance: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+) -> Trajectory:
+    """The iterates ``0 … steps`` of ``(x, y) <- advance(x, y)`` from ``(x0, y0)``, with gradients.
+
+    ``advance`` is one step of a method; a method with memory (momentum, last gradients) keeps it
+    in its closure.
+    """
+    x, y = x0, y0
     xs, ys, gxs, gys = [], [], [], []
     for k in range(steps + 1):
-        gx, gy = game.grads(state.x, state.y)
-        xs.append(state.x)
-        ys.append(state.y)
+        gx, gy = game.grads(x, y)
+        xs.append(x)
+        ys.append(y)
         gxs.append(gx)
         gys.append(gy)
         if k < steps:
-            state = hb_step(game, state, h_t, beta_t, order)
+            x, y = advance(x, y)
     return Trajectory(torch.stack(xs), torch.stack(ys), torch.stack(gxs), torch.stack(gys))
 
 

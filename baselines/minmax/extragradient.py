@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from gymforge.agents.minmax.heavy_ball import Trajectory, as_batch
+from gymforge.agents.minmax.heavy_ball import Trajectory, as_batch, record_trajectory
 from gymforge.envs.minmax.games import Game
 
 
@@ -32,14 +32,4 @@ def run_extragradient(
 ) -> Trajectory:
     """``steps`` extragradient steps from ``(x0, y0)`` with per-game step sizes ``h``."""
     h_t = as_batch("h (step size)", h, x0.shape[0], x0, minimum=0.0)
-    x, y = x0, y0
-    xs, ys, gxs, gys = [], [], [], []
-    for k in range(steps + 1):
-        gx, gy = game.grads(x, y)
-        xs.append(x)
-        ys.append(y)
-        gxs.append(gx)
-        gys.append(gy)
-        if k < steps:
-            x, y = extragradient_step(game, x, y, h_t)
-    return Trajectory(torch.stack(xs), torch.stack(ys), torch.stack(gxs), torch.stack(gys))
+    return record_trajectory(game, x0, y0, steps, lambda x, y: extragradient_step(game, x, y, h_t))

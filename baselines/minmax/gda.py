@@ -10,7 +10,12 @@ from typing import Any
 
 import torch
 
-from gymforge.agents.minmax.heavy_ball import Trajectory, as_batch, check_order
+from gymforge.agents.minmax.heavy_ball import (
+    Trajectory,
+    as_batch,
+    check_order,
+    record_trajectory,
+)
 from gymforge.envs.minmax.games import Game
 
 
@@ -31,14 +36,4 @@ def run_gda(
     """``steps`` GDA steps from ``(x0, y0)`` with per-game step sizes ``h`` (float or (B,))."""
     check_order(order)
     h_t = as_batch("h (step size)", h, x0.shape[0], x0, minimum=0.0)
-    x, y = x0, y0
-    xs, ys, gxs, gys = [], [], [], []
-    for k in range(steps + 1):
-        gx, gy = game.grads(x, y)
-        xs.append(x)
-        ys.append(y)
-        gxs.append(gx)
-        gys.append(gy)
-        if k < steps:
-            x, y = gda_step(game, x, y, h_t, order)
-    return Trajectory(torch.stack(xs), torch.stack(ys), torch.stack(gxs), torch.stack(gys))
+    return record_trajectory(game, x0, y0, steps, lambda x, y: gda_step(game, x, y, h_t, order))

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from gymforge.agents.minmax.heavy_ball import Trajectory, as_batch
+from gymforge.agents.minmax.heavy_ball import Trajectory, as_batch, record_trajectory
 from gymforge.envs.minmax.games import Game
 
 
@@ -36,15 +36,11 @@ def ogda_step(
 def run_ogda(game: Game, x0: torch.Tensor, y0: torch.Tensor, h: Any, steps: int) -> Trajectory:
     """``steps`` OGDA steps from ``(x0, y0)`` with per-game step sizes ``h``."""
     h_t = as_batch("h (step size)", h, x0.shape[0], x0, minimum=0.0)
-    x, y = x0, y0
     last = game.grads(x0, y0)
-    xs, ys, gxs, gys = [], [], [], []
-    for k in range(steps + 1):
-        gx, gy = game.grads(x, y)
-        xs.append(x)
-        ys.append(y)
-        gxs.append(gx)
-        gys.append(gy)
-        if k < steps:
-            x, y, last = ogda_step(game, x, y, last, h_t)
-    return Trajectory(torch.stack(xs), torch.stack(ys), torch.stack(gxs), torch.stack(gys))
+
+    def advance(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        nonlocal last
+        x, y, last = ogda_step(game, x, y, last, h_t)
+        return x, y
+
+    return record_trajectory(game, x0, y0, steps, advance)
