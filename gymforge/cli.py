@@ -37,6 +37,7 @@ def _spec_summary(spec: EnvSpec) -> dict[str, Any]:
         "entry_point": spec.entry_point,
         "vector_entry_point": spec.vector_entry_point,
         "parallel_entry_point": spec.parallel_entry_point,
+        "batched_parallel_entry_point": spec.batched_parallel_entry_point,
         "kwargs": dict(spec.kwargs),
         "capabilities": asdict(spec.capabilities),
         "agents": dict(spec.agents),
@@ -193,6 +194,11 @@ def batched_rollout(
     Instance ``i`` is seeded ``seed + i``; its later episodes continue its own random stream.
     """
     spec = get_spec(env_id)
+    if spec.capabilities.multi_agent:
+        raise ValueError(
+            f"--num-envs/--device run Gymnasium vector envs; {env_id} is a PettingZoo id: use "
+            f"gymforge.make_parallel({env_id!r}, num_envs=B, device=D) from Python"
+        )
     if spec.vector_entry_point is None:
         raise ValueError(
             f"{env_id} has no batched (vector) implementation; drop --num-envs/--device"

@@ -86,6 +86,8 @@ def _spaces_rows(spec: EnvSpec) -> tuple[object, list[str]]:
     if spec.capabilities.multi_agent:
         env = make_parallel(spec.id)
         rows = [f"| parallel entry point | `{spec.parallel_entry_point}` |"]
+        if spec.batched_parallel_entry_point is not None:
+            rows.append(f"| batched parallel view | `{spec.batched_parallel_entry_point}` |")
         for agent in env.possible_agents:
             rows.append(f"| observation space of `{agent}` | `{env.observation_space(agent)}` |")
             rows.append(f"| action space of `{agent}` | `{env.action_space(agent)}` |")

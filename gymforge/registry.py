@@ -82,10 +82,21 @@ def register_all() -> None:
         )
 
 
-def make_parallel(env_id: str, **kwargs: Any) -> Any:
-    """A PettingZoo ``ParallelEnv`` of a multi-agent id, with keyword overrides of its kwargs."""
+def make_parallel(
+    env_id: str, num_envs: int | None = None, device: str = "cpu", **kwargs: Any
+) -> Any:
+    """A PettingZoo ``ParallelEnv`` of a multi-agent id, with keyword overrides of its kwargs.
+
+    With ``num_envs``, the id's batched view instead: ``num_envs`` instances on ``device`` with
+    the parallel API over dicts of batched torch tensors (``batched_parallel_entry_point``).
+    """
     spec = get_spec(env_id)
     if spec.parallel_entry_point is None:
         multi = [s.id for s in SPECS if s.parallel_entry_point is not None]
         raise ValueError(f"{env_id!r} is not a multi-agent id; multi-agent ids: {multi}")
-    return load_entry_point(spec.parallel_entry_point)(**{**spec.kwargs, **kwargs})
+    if num_envs is None:
+        return load_entry_point(spec.parallel_entry_point)(**{**spec.kwargs, **kwargs})
+    if spec.batched_parallel_entry_point is None:
+        raise ValueError(f"{env_id} has no batched view; drop num_envs")
+    factory = load_entry_point(spec.batched_parallel_entry_point)
+    return factory(num_envs=num_envs, device=device, **{**spec.kwargs, **kwargs})

@@ -23,7 +23,9 @@ class Capabilities:
 
     Attributes:
         multi_agent: a PettingZoo env (``parallel_entry_point``) rather than a ``gym.Env``.
-        batched: has a torch ``vector_entry_point`` (``gym.make_vec``, thousands of instances).
+        batched: has a torch ``vector_entry_point`` (``gym.make_vec``, thousands of instances);
+            for a multi-agent id, a ``batched_parallel_entry_point``
+            (``gymforge.make_parallel(id, num_envs=B)``).
         devices: torch devices the batched implementation runs on.
         offline_dataset: ships or collects an offline dataset.
         render_modes: render modes of the single env.
@@ -54,6 +56,9 @@ class EnvSpec:
         entry_point: ``"module:Class"`` of the single-agent ``gym.Env``.
         vector_entry_point: ``"module:Class"`` of the batched ``TorchVectorEnv``, if any.
         parallel_entry_point: ``"module:Class"`` of the PettingZoo ``ParallelEnv``, if any.
+        batched_parallel_entry_point: ``"module:Class"`` of a multi-agent id's batched view: the
+            parallel API over ``B`` instances with dicts of ``(B, ...)`` torch tensors, built by
+            ``make_parallel(id, num_envs=B, device=D)``.
         kwargs: default keyword arguments of the id (variants differ only here).
         capabilities: see :class:`Capabilities`.
         agents: reference agents by CLI name, as ``"module:factory"``; ``random`` is implied.
@@ -69,6 +74,7 @@ class EnvSpec:
     entry_point: str | None
     vector_entry_point: str | None = None
     parallel_entry_point: str | None = None
+    batched_parallel_entry_point: str | None = None
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     capabilities: Capabilities = field(default_factory=Capabilities)
     agents: Mapping[str, str] = field(default_factory=dict)

@@ -28,6 +28,7 @@ def test_registry__every_row_is_registered_and_its_entry_points_load(spec):
         spec.entry_point,
         spec.vector_entry_point,
         spec.parallel_entry_point,
+        spec.batched_parallel_entry_point,
         spec.dataset_collector,
         *spec.agents.values(),
     )
@@ -35,6 +36,7 @@ def test_registry__every_row_is_registered_and_its_entry_points_load(spec):
         if entry is not None:
             assert callable(load_entry_point(entry))
     assert (spec.parallel_entry_point is not None) == spec.capabilities.multi_agent
+    assert spec.batched_parallel_entry_point is None or spec.capabilities.multi_agent
     assert (spec.dataset_collector is not None) <= spec.capabilities.offline_dataset
 
 
@@ -161,9 +163,9 @@ def test_cli__batched_rollout_of_a_lineflow_controller(capsys):
     assert 150 <= result["mean_return"] <= 165
 
 
-def test_cli__batched_rollout_needs_a_vector_entry_point(capsys):
+def test_cli__batched_rollout_of_a_pettingzoo_id_points_to_make_parallel(capsys):
     assert main(["rollout", "MinMax-Bilinear-v0", "--num-envs", "2"]) == 2
-    assert "no batched" in capsys.readouterr().err
+    assert "gymforge.make_parallel('MinMax-Bilinear-v0', num_envs=B" in capsys.readouterr().err
 
 
 def test_cli__dataset_collect_needs_an_id_with_a_collector(capsys):

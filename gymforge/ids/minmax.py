@@ -7,7 +7,8 @@ from gymforge.spec import Capabilities, EnvSpec
 ORDER = 30
 
 _PARALLEL = "gymforge.envs.minmax.parallel_env:MinMaxParallelEnv"
-_MULTI_AGENT = Capabilities(multi_agent=True)  # batched view: MinMaxBatchedParallelEnv
+_BATCHED_PARALLEL = "gymforge.envs.minmax.parallel_env:MinMaxBatchedParallelEnv"
+_MULTI_AGENT = Capabilities(multi_agent=True, batched=True, devices=("cpu", "cuda"))
 _PLAYERS = {
     "gda": "gymforge.agents.minmax.players:gda_players",
     "negative_momentum": "gymforge.agents.minmax.players:negative_momentum_players",
@@ -32,6 +33,7 @@ SPECS: tuple[EnvSpec, ...] = (
             summary=f"MinMax two-player PettingZoo game: {summary}",
             entry_point=None,
             parallel_entry_point=_PARALLEL,
+            batched_parallel_entry_point=_BATCHED_PARALLEL,
             kwargs={"game": game},
             capabilities=_MULTI_AGENT,
             agents=_PLAYERS,

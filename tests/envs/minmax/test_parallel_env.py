@@ -166,3 +166,13 @@ def test_batched_env_runs_one_game_per_instance():
         MinMaxBatchedParallelEnv(
             num_envs=3, game="bilinear", game_params={"A": torch.ones(2, 1, 1)}
         )
+
+
+def test_make_parallel_with_num_envs_builds_the_batched_view_on_the_registered_game():
+    batched = gymforge.make_parallel("MinMax-Quadratic-v0", num_envs=3, max_steps=7)
+    assert isinstance(batched, MinMaxBatchedParallelEnv) and batched.num_envs == 3
+    obs, _ = batched.reset(seed=2)
+    single = gymforge.make_parallel("MinMax-Quadratic-v0", max_steps=7)
+    first, _ = single.reset(seed=4)
+    np.testing.assert_array_equal(obs["x"][2].numpy(), first["x"])  # instance i = seed s + i
+    assert batched.game.value(batched.state.x, batched.state.y).shape == (3,)
