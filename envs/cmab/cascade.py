@@ -98,13 +98,17 @@ class CascadeProblem(Problem):
     def observation(
         self, params: Params, feedback: Feedback
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        # Written straight into one buffer: the hot path of the vector env.
+        # Written straight into one buffer: the hot path of the vector env. The triggered mask
+        # gets its own small scatter (cheaper than comparing a strided slice of the buffer).
         examined, clicked = self._position_masks(feedback)
         action, m = feedback["action"], self.n_items
-        buffer = torch.zeros(action.shape[0], 2 * m + 1, device=action.device)
+        batch, device = action.shape[0], action.device
+        buffer = torch.zeros(batch, 2 * m + 1, device=device)
         buffer.scatter_(1, action, examined.to(torch.float32))
         buffer.scatter_(1, action + m, clicked.to(torch.float32))
-        return buffer, buffer[:, :m] > 0, buffer[:, m : 2 * m]
+        triggered = torch.zeros(batch, m, dtype=torch.bool, device=device)
+        triggered.scatter_(1, action, examined)
+        return buffer, triggered, buffer[:, m : 2 * m]
 
     def expected_reward(self, params: Params, arm: torch.Tensor) -> torch.Tensor:
         mu = params["mu"].double().gather(1, arm.long())

@@ -18,6 +18,7 @@ from gymforge.envs.cmab.llm_cache import LLMCacheProblem
 from gymforge.envs.cmab.problem import Params, Problem, check_int, param_rng
 from gymforge.envs.cmab.super_arms import (
     check_action_format,
+    check_distinct,
     choice_nvec,
     decode_choice,
     encode_choice,
@@ -73,6 +74,8 @@ class CMABVecEnv(TorchVectorEnv):
         self.action_format = check_action_format(action_format)
         observation_space = spaces.Box(0.0, 1.0, (self.problem.feedback_dim + 1,), dtype=np.float32)
         super().__init__(num_envs, observation_space, self._action_space(), device, autoreset)
+        # The action sizes per position, kept on the device for the range check of decode().
+        self._nvec = torch.as_tensor(self.single_action_space.nvec, device=self.device)
         self._redraw = True
         self.params: Params = {}
         self.steps = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
@@ -110,11 +113,20 @@ class CMABVecEnv(TorchVectorEnv):
             return self._validate(action, "action")
         squeeze = action.dim() == 1
         action = action[None] if squeeze else action
-        nvec = torch.as_tensor(choice_nvec(self.problem.n_ids, self.problem.size))
-        nvec = nvec.to(action.device)
+        nvec = self._nvec
         if action.shape[-1] != nvec.shape[0] or bool(((action < 0) | (action >= nvec)).any()):
             raise ValueError(f"action must have entries in [0, {nvec.tolist()}) per position")
-        return decode_choice(action.long(), self.problem.n_ids)
+        return decode_choice(action, self.problem.n_ids)
+
+    def _decode_validated(self, action: torch.Tensor) -> torch.Tensor:
+        """:meth:`decode` of a batch ``step`` has already checked against the action space
+        (integer dtype, shape ``(B, k)``, every entry in its range): only the repeated ids of
+        the ``ids`` format remain to be checked, with the same error as :meth:`decode`."""
+        if self.action_format == "choice":
+            return decode_choice(action, self.problem.n_ids)
+        ids = action.long()
+        check_distinct(ids, self.problem.n_ids, "action", self.problem.id_name)
+        return ids
 
     def encode(self, super_arm: Any) -> torch.Tensor:
         """The actions ``(B, k)`` that play the super arms ``super_arm`` (ids, validated)."""
@@ -161,7 +173,7 @@ class CMABVecEnv(TorchVectorEnv):
         self.obs = torch.where(mask[:, None], 0.0, self.obs)
 
     def _step_instances(self, action: torch.Tensor) -> StepOutput:
-        ids = self.decode(action)  # raises before any state changes
+        ids = self._decode_validated(action)  # raises before any state changes
         arm = self.problem.arm_from_ids(ids)
         reward, feedback = self.problem.play(self.params, arm, self.rng)
         obs, triggered, outcomes = self.problem.observation(self.params, feedback)

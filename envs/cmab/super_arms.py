@@ -55,12 +55,29 @@ def validate_super_arm(
     if bool(bad.any()):
         row = int(torch.nonzero(bad.any(1))[0, 0])
         raise ValueError(f"{field}[{row}] ids must be in [0, {n_ids - 1}], got {ids[row].tolist()}")
-    ordered = torch.sort(ids, dim=1).values
-    dup = (ordered[:, 1:] == ordered[:, :-1]).any(1)
-    if bool(dup.any()):
-        row = int(torch.nonzero(dup)[0, 0])
-        raise ValueError(f"{field}[{row}] must not repeat {what}, got {ids[row].tolist()}")
+    check_distinct(ids, n_ids, field, what)
     return ids
+
+
+def check_distinct(
+    ids: torch.Tensor, n_ids: int, field: str = "super_arm", what: str = "items"
+) -> None:
+    """Raise ``ValueError`` naming the first row of ``ids`` ``(B, k)`` that repeats an id.
+
+    ``ids`` must already lie in ``[0, n_ids)``. Each row writes its positions ``0 … k−1`` into a
+    ``(B, n_ids)`` table at its ids and reads them back: a row without repeats reads back its
+    own positions, and a row with a repeat cannot (two positions share one cell). Cheaper than
+    sorting the rows, and the same for any ``k``.
+    """
+    batch, size = ids.shape
+    dtype = torch.int8 if size <= 128 else torch.int64
+    positions = torch.arange(size, dtype=dtype, device=ids.device).expand(batch, size)
+    table = torch.zeros(batch, n_ids, dtype=dtype, device=ids.device)
+    table.scatter_(1, ids, positions)
+    repeats = table.gather(1, ids) != positions
+    if bool(repeats.any()):
+        row = int(torch.nonzero(repeats.any(1))[0, 0])
+        raise ValueError(f"{field}[{row}] must not repeat {what}, got {ids[row].tolist()}")
 
 
 def choice_nvec(n_ids: int, size: int) -> np.ndarray:
@@ -71,19 +88,16 @@ def choice_nvec(n_ids: int, size: int) -> np.ndarray:
 def decode_choice(action: torch.Tensor, n_ids: int) -> torch.Tensor:
     """Ids ``(B, k)`` of the ``choice``-encoded ``action`` ``(B, k)`` (entries already in range).
 
-    Entry ``j`` is the least fixed point of ``x = a_j + #{earlier picks <= x}``, reached from
-    ``x = a_j`` in at most ``j`` iterations (each one before convergence raises ``x`` by at
-    least 1, and by at most ``j`` in all): O(k²) vector operations, no ``(B, m)`` work.
+    Decoded right to left: before step ``i`` the entries ``j > i`` hold their rank among the ids
+    left after picks ``0 … i``; putting pick ``i`` back raises each of them that is ``>=`` its
+    rank ``a_i`` by one. After step 0 every entry is its rank among all ids, i.e. the id itself:
+    ``k − 1`` in-place vector operations on shrinking column blocks, no ``(B, m)`` work.
     """
-    action = action.long()
-    out = action.clone()
-    for j in range(1, action.shape[1]):
-        earlier = out[:, :j]
-        pick = action[:, j]
-        for _ in range(j):
-            pick = action[:, j] + (earlier <= pick[:, None]).sum(1)
-        out[:, j] = pick
-    return out
+    ids = action.to(torch.int64, copy=True)
+    for i in range(ids.shape[1] - 2, -1, -1):
+        later = ids[:, i + 1 :]
+        later += later >= ids[:, i : i + 1]
+    return ids
 
 
 def encode_choice(ids: torch.Tensor) -> torch.Tensor:

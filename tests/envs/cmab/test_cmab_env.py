@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from gymforge.envs.cmab.super_arms import decode_choice, encode_choice
+from gymforge.envs.cmab.super_arms import check_distinct, decode_choice, encode_choice
 
 
 def test_choice_encoding_round_trips_random_super_arms():
@@ -16,6 +16,70 @@ def test_choice_encoding_round_trips_random_super_arms():
     action = encode_choice(ids)
     assert bool((action >= 0).all()) and bool((action < torch.arange(30, 23, -1)).all())
     assert torch.equal(decode_choice(action, 30), ids)
+
+
+def _decode_by_hand(action, n_ids):
+    """Entry ``j`` takes the ``a_j``-th smallest id still free (the definition of the code)."""
+    free = list(range(n_ids))
+    return [free.pop(int(a)) for a in action]
+
+
+@pytest.mark.parametrize(("n_ids", "size"), [(30, 7), (100, 5), (100, 40), (6, 6), (9, 1)])
+def test_choice_decoding_matches_the_definition(n_ids, size):
+    generator = torch.Generator().manual_seed(n_ids + size)
+    action = torch.stack(
+        [torch.randint(0, n_ids - j, (300,), generator=generator) for j in range(size)], 1
+    ).to(torch.int32)
+    before = action.clone()
+    ids = decode_choice(action, n_ids)
+    assert ids.dtype == torch.int64 and torch.equal(action, before)  # input left untouched
+    assert ids.tolist() == [_decode_by_hand(row, n_ids) for row in action.tolist()]
+    assert torch.equal(encode_choice(ids), action.long())
+
+
+@pytest.mark.parametrize(("n_ids", "size"), [(100, 5), (100, 40), (6, 6), (9, 1)])
+def test_repeated_ids_are_found_in_the_first_row_that_has_them(n_ids, size):
+    generator = torch.Generator().manual_seed(size)
+    ids = torch.stack([torch.randperm(n_ids, generator=generator)[:size] for _ in range(50)])
+    check_distinct(ids, n_ids)  # distinct rows pass
+    if size == 1:
+        return
+    for row, (i, j) in [(37, (0, size - 1)), (3, (size - 2, size - 1)), (0, (1, 0))]:
+        bad = ids.clone()
+        bad[row, i] = bad[row, j]
+        bad[45, 0] = bad[45, 1]  # a later row with a repeat is not the one named
+        with pytest.raises(ValueError, match=rf"^super_arm\[{row}\] must not repeat items"):
+            check_distinct(bad, n_ids)
+
+
+@pytest.mark.parametrize(
+    ("action_format", "bad_row", "match"),
+    [
+        ("ids", [4, 5, 6, 7, 4], r"action\[2\] must not repeat items"),
+        ("ids", [4, 5, 6, 7, 100], r"action\[2\] must be in"),
+        ("choice", [4, 5, 6, 7, 96], r"action\[2\] must be in"),
+    ],
+)
+def test_an_invalid_row_of_a_batch_is_named_before_any_state_change(action_format, bad_row, match):
+    venv = gym.make_vec(
+        "OffCMAB-Cascade-v0",
+        num_envs=4,
+        vectorization_mode="vector_entry_point",
+        action_format=action_format,
+        horizon=3,
+    )
+    venv.reset(seed=0)
+    good = venv.encode(torch.tensor([0, 1, 2, 3, 4]))
+    action = good.expand(4, -1).clone()
+    venv.step(action)
+    state = venv.steps.clone(), venv.rng.counter.clone(), venv.obs.clone()
+    action[2] = torch.tensor(bad_row)
+    with pytest.raises(ValueError, match=match):
+        venv.step(action)
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(state, (venv.steps, venv.rng.counter, venv.obs), strict=True)
+    )
 
 
 def test_every_sampled_action_is_a_valid_super_arm():
