@@ -1,6 +1,8 @@
 """Off-CMAB speed: batched cascade plays, the vector env, and CLCB on a 100,000-record dataset.
 
-Measures, side by side in one run (1 torch thread, medians of ``--repeats`` timed blocks):
+Measures, side by side in one run (1 torch thread, medians of ``--repeats`` timed blocks; the
+blocks of all the measurements are interleaved round by round, so that a burst of load from other
+jobs on a shared machine hits every measurement alike instead of one of them):
 
 1. **Batched dynamics**: ``CascadeProblem.play`` (m=100, k=5) on B instances at once, in
    super-arm plays per second (B plays per call), for B ∈ {1, 64, 1024, 4096, 16384}.
@@ -15,12 +17,14 @@ Measures, side by side in one run (1 torch thread, medians of ``--repeats`` time
    statistics (anchor); plus loading the dataset from disk (checksum verified) and collecting it.
 
 Targets (issue 6): ≥ 1,000,000 plays/s at B = 4096; CLCB < 100 ms. Writes
-``benchmarks/results/cmab_speed.{json,md}``. ``--quick``: fewer repeats and batch sizes.
+``benchmarks/results/cmab_speed.{json,md}``. ``--quick``: fewer repeats and batch sizes; ``--note``:
+how the machine was loaded (the 1/5/15-minute load averages at start and end are recorded too).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -60,16 +64,34 @@ def median_seconds(fn: Callable[[], Any], calls: int, repeats: int) -> float:
     return statistics.median(times)
 
 
-def batched_dynamics(batch: int, repeats: int) -> float:
+Workload = tuple[Callable[[], Any], int]  # one call, and the calls per timed block
+
+
+def interleaved_medians(workloads: dict[str, Workload], repeats: int) -> dict[str, float]:
+    """Median time per call of each workload: ``repeats`` rounds, each timing one block of every
+    workload in turn. Each block starts with an untimed call, so that no workload pays for
+    the caches the one before it left cold."""
+    times: dict[str, list[float]] = {key: [] for key in workloads}
+    for _ in range(repeats):
+        for key, (fn, calls) in workloads.items():
+            fn()
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            times[key].append((time.perf_counter() - start) / calls)
+    return {key: statistics.median(value) for key, value in times.items()}
+
+
+def batched_dynamics(batch: int) -> Workload:
     problem = CascadeProblem()
     params = problem.draw_params(param_rng(torch.arange(batch)))
     rng = InstanceRNG.create(list(range(batch)))
     arm = torch.topk(torch.rand(batch, 100, generator=torch.Generator().manual_seed(0)), 5).indices
     calls = max(3, min(300, 200_000 // batch))
-    return batch / median_seconds(lambda: problem.play(params, arm, rng), calls, repeats)
+    return (lambda: problem.play(params, arm, rng)), calls
 
 
-def vector_env(batch: int, action_format: str, repeats: int) -> float:
+def vector_env(batch: int, action_format: str) -> Workload:
     venv = gym.make_vec(
         "OffCMAB-Cascade-v0",
         num_envs=batch,
@@ -81,10 +103,10 @@ def vector_env(batch: int, action_format: str, repeats: int) -> float:
     ids = torch.topk(torch.rand(batch, 100, generator=torch.Generator().manual_seed(0)), 5).indices
     action = ids if action_format == "ids" else venv.encode(ids)
     calls = max(3, min(100, 100_000 // batch))
-    return batch / median_seconds(lambda: venv.step(action), calls, repeats)
+    return (lambda: venv.step(action)), calls
 
 
-def numpy_loop(batch: int, repeats: int) -> float:
+def numpy_loop(batch: int) -> Workload:
     """Per-instance loop: the same cascade play written for one instance at a time in numpy."""
     generators = [np.random.default_rng(i) for i in range(batch)]
     mu = np.stack([g.random(100) for g in generators])
@@ -96,7 +118,7 @@ def numpy_loop(batch: int, repeats: int) -> float:
             u = generators[b].random()
             int((u >= 1.0 - no_click).sum())
 
-    return batch / median_seconds(step, 1, repeats)
+    return step, max(1, 1024 // batch)
 
 
 def clcb_timings(records: int, repeats: int) -> dict[str, float]:
@@ -135,24 +157,33 @@ def clcb_timings(records: int, repeats: int) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--note", default="measured on a 2-core machine shared with other jobs (loaded)"
+    )
     args = parser.parse_args(argv)
+    load_start = os.getloadavg()
     torch.set_num_threads(1)
     repeats = 3 if args.quick else args.repeats
     batches = [64, 4096] if args.quick else [1, 64, 1024, 4096, 16384]
     start = time.perf_counter()
+    workloads: dict[str, Workload] = {}
+    for batch in batches:
+        workloads[f"{batch}/dynamics"] = batched_dynamics(batch)
+        workloads[f"{batch}/vector_env_ids"] = vector_env(batch, "ids")
+        workloads[f"{batch}/vector_env_choice"] = vector_env(batch, "choice")
+        if batch <= 4096:
+            workloads[f"{batch}/numpy_loop"] = numpy_loop(batch)
+    seconds = interleaved_medians(workloads, repeats)
     rows = []
     for batch in batches:
-        row = {
-            "B": batch,
-            "dynamics": batched_dynamics(batch, repeats),
-            "vector_env_ids": vector_env(batch, "ids", repeats),
-            "vector_env_choice": vector_env(batch, "choice", repeats),
-        }
-        if batch <= 4096:
-            row["numpy_loop"] = numpy_loop(batch, max(1, repeats // 2))
+        row: dict[str, Any] = {"B": batch}
+        for kind in ("dynamics", "vector_env_ids", "vector_env_choice", "numpy_loop"):
+            if f"{batch}/{kind}" in seconds:
+                row[kind] = batch / seconds[f"{batch}/{kind}"]
+        if "numpy_loop" in row:
             row["ratio_dynamics_over_loop"] = row["dynamics"] / row["numpy_loop"]
             row["ratio_vector_env_over_loop"] = row["vector_env_choice"] / row["numpy_loop"]
         rows.append(row)
@@ -164,8 +195,11 @@ def main(argv: list[str] | None = None) -> int:
         "command": command_line(),
         "seconds": time.perf_counter() - start,
         "threads": torch.get_num_threads(),
+        "repeats": repeats,
         "machine": machine_info(["torch", "numpy", "gymnasium"]),
-        "note": "measured on a 2-core machine shared with other jobs (loaded)",
+        "note": args.note,
+        "load_average_start": list(load_start),
+        "load_average_end": list(os.getloadavg()),
     }
     targets = {
         "plays_per_s_B4096_dynamics": at_4096["dynamics"],
@@ -189,6 +223,9 @@ def markdown(data: dict[str, Any]) -> str:
     def rate(x: float | None) -> str:
         return "–" if x is None else f"{x:,.0f}"
 
+    def load(x: list[float] | None) -> str:
+        return "–" if x is None else "/".join(f"{v:.2f}" for v in x)
+
     def ratio(x: float) -> str:
         return f"{x:.2g}×" if x < 10 else f"{x:.0f}×"
 
@@ -196,7 +233,10 @@ def markdown(data: dict[str, Any]) -> str:
         "# Off-CMAB speed (cascade, m=100, k=5)",
         "",
         f"Command: `{meta['command']}`; {meta['threads']} torch thread; {meta['note']}; "
-        f"{meta['seconds']:.0f} s. Rates are super-arm plays per second (medians).",
+        f"{meta['seconds']:.0f} s; load average (1/5/15 min) {load(meta.get('load_average_start'))} "
+        f"at start, {load(meta.get('load_average_end'))} at end. "
+        "Rates are super-arm plays per second: medians of "
+        f"{meta.get('repeats', '–')} timed blocks per cell, the cells' blocks interleaved round by round.",
         "",
         "| B | batched dynamics | vector env (`ids`) | vector env (`choice`) | numpy per-instance loop | dynamics / loop | vector env / loop |",
         "|---|---|---|---|---|---|---|",
