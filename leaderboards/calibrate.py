@@ -1,5 +1,7 @@
 """Fill in a protocol's normalisation scores by evaluating its random and reference agents.
 
+On an offline protocol it first builds every evaluation seed's dataset and records their sha256.
+
 Run once, when a protocol is written and before its first submission (the protocol's hash is
 part of every result, so calibrating later would invalidate the board; it is refused then).
 """
@@ -11,6 +13,7 @@ from pathlib import Path
 from gymforge.leaderboards.agent_spec import parse_agent_spec
 from gymforge.leaderboards.evaluator import run_episodes
 from gymforge.leaderboards.files import read_json, write_json_atomic
+from gymforge.leaderboards.offline import dataset_hashes
 from gymforge.leaderboards.protocol import load_protocol
 from gymforge.leaderboards.stats import aggregate
 from gymforge.leaderboards.submission import list_submissions
@@ -25,6 +28,10 @@ def calibrate(root: Path, task: str, progress: bool = False) -> tuple[float, flo
             "them. Freeze a new protocol version instead"
         )
     data = read_json(protocol.path, f"protocol {task}")
+    if protocol.offline_dataset is not None:  # record the datasets' hashes first
+        data["offline_dataset"]["sha256"] = dataset_hashes(protocol)
+        write_json_atomic(protocol.path, data)
+        protocol = load_protocol(root, task)
     scores = []
     for which in ("random", "reference"):
         record = parse_agent_spec(data["normalisation"][which]["agent"], protocol.env_id)

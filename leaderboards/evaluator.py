@@ -6,6 +6,13 @@ The agent is built once from its own copy of the env (factories read spaces and 
 from it) and never receives the env being evaluated, so an episode's score depends only on the
 agent, its seed and the protocol. Agents must behave the same in an episode whatever ran before
 it (``reset(seed)`` resets them): ``verify`` re-runs single episodes and compares.
+
+Offline protocols (an ``offline_dataset`` block, :mod:`gymforge.leaderboards.offline`): before
+each episode an agent with a ``fit`` method gets ``fit(dataset)`` with the episode's logged
+dataset (built by the family's collector on the episode's instance and checked against the
+protocol's sha256), then ``reset(seed)``. Agents without ``fit`` (the random agent, online
+learners, saved models) are evaluated without the data; every episode records the dataset's
+sha256 and ``fit`` (whether the agent received it).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import numpy as np
 
 from gymforge.leaderboards.agent_spec import AgentRecord, build_agent
 from gymforge.leaderboards.files import canonical_json, sha256_bytes
+from gymforge.leaderboards.offline import episode_datasets
 from gymforge.leaderboards.protocol import Protocol
 from gymforge.leaderboards.stats import aggregate
 from gymforge.registry import get_spec
@@ -60,8 +68,24 @@ def _scalar(value: Any) -> float | int:
     return item if isinstance(item, int) and not isinstance(item, bool) else float(item)
 
 
-def run_episode(protocol: Protocol, agent: Any, env: gym.Env, seed: int) -> dict[str, Any]:
-    """One episode of ``agent`` on ``env`` with ``seed``; returns its per-episode record."""
+def run_episode(
+    protocol: Protocol,
+    agent: Any,
+    env: gym.Env,
+    seed: int,
+    dataset: tuple[Any, str] | None = None,
+) -> dict[str, Any]:
+    """One episode of ``agent`` on ``env`` with ``seed``; returns its per-episode record.
+
+    ``dataset`` is ``(dataset, sha256)`` on offline protocols: handed to ``agent.fit`` first
+    when the agent has one.
+    """
+    fitted = False
+    if dataset is not None:
+        fit = getattr(agent, "fit", None)
+        fitted = callable(fit)
+        if fitted:
+            fit(dataset[0])
     agent.reset(seed=seed)
     observation, info = env.reset(seed=seed)
     total, steps, done = 0.0, 0, False
@@ -75,6 +99,9 @@ def run_episode(protocol: Protocol, agent: Any, env: gym.Env, seed: int) -> dict
         if not done and steps >= protocol.max_steps:
             done = truncated_by_protocol = True
     record: dict[str, Any] = {"seed": seed, "return": total, "length": steps}
+    if dataset is not None:
+        record["dataset_sha256"] = dataset[1]
+        record["fit"] = fitted
     if truncated_by_protocol:
         record["truncated_by_protocol"] = True
     record["info"] = {key: _scalar(info[key]) for key in protocol.record_info if key in info}
@@ -82,7 +109,8 @@ def run_episode(protocol: Protocol, agent: Any, env: gym.Env, seed: int) -> dict
     if missing:
         raise ValueError(f"protocol {protocol.task}: final info has no {missing}")
     metric = protocol.metric
-    record["metric"] = total if metric == "return" else float(record["info"][metric[5:]])
+    raw = total if metric == "return" else float(record["info"][metric[5:]])
+    record["metric"] = protocol.metric_value(raw)
     if metric != "return" and metric[5:] not in protocol.record_info:
         raise ValueError(f"protocol {protocol.task}: metric {metric} must be in record_info")
     return record
@@ -99,6 +127,9 @@ def run_episodes(
     seeds = protocol.seeds
     chosen = list(range(len(seeds))) if indices is None else list(indices)
     make_env = make_env_factory(protocol)
+    datasets: dict[int, Any] = {}
+    if protocol.offline_dataset is not None:
+        datasets = episode_datasets(protocol, chosen)
     agent = build_agent(record, make_env, base=base)
     env = make_env()
     episodes = []
@@ -109,7 +140,8 @@ def run_episodes(
         iterator = tqdm(chosen, desc=f"evaluate {protocol.task}", unit="episode")
     try:
         for index in iterator:
-            episodes.append({"index": index, **run_episode(protocol, agent, env, seeds[index])})
+            result = run_episode(protocol, agent, env, seeds[index], datasets.get(index))
+            episodes.append({"index": index, **result})
     finally:
         env.close()
     return episodes

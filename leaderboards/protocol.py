@@ -15,12 +15,15 @@ under it give the same numbers::
                      "episodes": 20, "max_steps": 4000, "verify_episodes": 1},
       "training_seeds": {"start": 0, "stop": 1000000},   # disjoint from the evaluation seeds
       "budget": {"train_env_steps": 1000000, "source": "..."},
-      "metric": {"name": "return" | "info:<key>", "higher_is_better": true, "description": "..."},
+      "metric": {"name": "return" | "info:<key>", "higher_is_better": true, "description": "...",
+                 "transform": {"kind": "log10", "floor": 1e-8}},   # optional
+
       "record_info": ["n_parts", ...],          # final-info entries kept per episode
       "normalisation": {"random": {"agent": "random", "score": 68.1},
                         "reference": {"agent": "optimal", "score": 157.8}},
-      "tolerance": {"abs": 1e-6}                # per-episode metric, when verify re-runs
-    }
+      "tolerance": {"abs": 1e-6},               # per-episode metric, when verify re-runs
+      "offline_dataset": {...}                  # optional: the offline-dataset track, see
+    }                                           #   gymforge.leaderboards.offline
 
 Protocols are discovered by listing the folder: adding a task for a new family is adding one file
 (then ``gymforge leaderboard calibrate TASK`` fills in the normalisation scores before the first
@@ -30,6 +33,7 @@ file and the field.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +60,7 @@ _KEYS = {
     "normalisation",
     "tolerance",
 }
+_OPTIONAL_KEYS = {"offline_dataset"}
 
 
 class ProtocolError(ValueError):
@@ -106,6 +111,14 @@ class Protocol:
     def metric(self) -> str:
         return str(self.data["metric"]["name"])
 
+    def metric_value(self, raw: float) -> float:
+        """The episode's metric from its raw value (the return or the info entry): the raw value,
+        or ``log10(max(raw, floor))`` under ``metric.transform = {"kind": "log10", "floor": f}``."""
+        transform = self.data["metric"].get("transform")
+        if transform is None:
+            return float(raw)
+        return math.log10(max(float(raw), float(transform["floor"])))
+
     @property
     def higher_is_better(self) -> bool:
         return bool(self.data["metric"]["higher_is_better"])
@@ -113,6 +126,11 @@ class Protocol:
     @property
     def record_info(self) -> list[str]:
         return list(self.data["record_info"])
+
+    @property
+    def offline_dataset(self) -> dict[str, Any] | None:
+        """The offline-dataset block (:mod:`gymforge.leaderboards.offline`), or ``None``."""
+        return self.data.get("offline_dataset")
 
     @property
     def tolerance(self) -> float:
@@ -163,9 +181,10 @@ def check_protocol_data(data: Any, path: Path, task: str) -> None:
     """Check the schema and the internal consistency of a protocol; raise ``ProtocolError``."""
     if not isinstance(data, dict):
         raise ProtocolError(f"protocol {path}: must be a JSON object")
-    unknown = sorted(set(data) - _KEYS)
+    unknown = sorted(set(data) - _KEYS - _OPTIONAL_KEYS)
     if unknown:
-        raise _fail(path, unknown[0], f"is not a protocol field; allowed: {sorted(_KEYS)}")
+        allowed = sorted(_KEYS | _OPTIONAL_KEYS)
+        raise _fail(path, unknown[0], f"is not a protocol field; allowed: {allowed}")
     if _require(data, "schema", str, path, "") != SCHEMA:
         raise _fail(path, "schema", f"must be {SCHEMA!r}, got {data['schema']!r}")
     if _require(data, "task", str, path, "") != task:
@@ -222,6 +241,16 @@ def check_protocol_data(data: Any, path: Path, task: str) -> None:
     if name != "return" and not (name.startswith("info:") and len(name) > 5):
         raise _fail(path, "metric.name", f"must be 'return' or 'info:<key>', got {name!r}")
     _require(metric, "higher_is_better", bool, path, "metric.")
+    unknown = sorted(set(metric) - {"name", "higher_is_better", "description", "transform"})
+    if unknown:
+        raise _fail(path, f"metric.{unknown[0]}", "is not a metric field")
+    if "transform" in metric:
+        transform = _require(metric, "transform", dict, path, "metric.")
+        if transform.get("kind") != "log10" or set(transform) != {"kind", "floor"}:
+            raise _fail(path, "metric.transform", 'must be {"kind": "log10", "floor": > 0}')
+        floor = transform["floor"]
+        if isinstance(floor, bool) or not isinstance(floor, int | float) or floor <= 0:
+            raise _fail(path, "metric.transform.floor", f"must be a number > 0, got {floor!r}")
     _require(metric, "description", str, path, "metric.")
 
     record = _require(data, "record_info", list, path, "")
@@ -242,6 +271,11 @@ def check_protocol_data(data: Any, path: Path, task: str) -> None:
     tolerance = _require(data, "tolerance", dict, path, "")
     if _require(tolerance, "abs", (int, float), path, "tolerance.") < 0:
         raise _fail(path, "tolerance.abs", "must be >= 0")
+
+    if "offline_dataset" in data:
+        from gymforge.leaderboards.offline import check_offline_block
+
+        check_offline_block(data["offline_dataset"], path, len(seeds))
 
 
 def protocol_path(root: Path, task: str) -> Path:

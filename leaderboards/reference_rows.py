@@ -4,7 +4,9 @@
 with a protocol (or the ones named), the random agent and every reference agent that the
 registry lists for the protocol's env id, through the same code path as ``gymforge submit``,
 skipping rows already on the board; then it re-renders. Nothing here lists tasks or agents by
-hand: a new family's board gets its rows from its protocol file and its registry row.
+hand: a new family's board gets its rows from its protocol file and its registry row. An offline
+board (a protocol with ``offline_dataset``) gets the random agent and the offline learners its
+protocol names (``offline_dataset.agents``), not the registry's online learners.
 """
 
 from __future__ import annotations
@@ -22,22 +24,32 @@ from gymforge.leaderboards.submission import list_submissions, slugify, submit
 from gymforge.registry import get_spec
 
 
-def reference_meta(task: str, name: str, entry_point: str) -> dict:
-    """Submission metadata of a registry agent; its docstring's summary is the description."""
+def reference_meta(task: str, name: str, entry_point: str, agent_arg: str | None = None) -> dict:
+    """Submission metadata of a registry agent; its docstring's summary is the description.
+
+    ``agent_arg`` is the ``--agent`` value of the row's command (default: ``name``).
+    """
     factory = load_factory(entry_point)
     doc = inspect.getdoc(factory) or ""
     summary = doc.split("\n\n")[0].replace("\n", " ").strip()
     if not summary or summary.startswith("Args:"):
         summary = f"{factory.__name__} ({entry_point})."
     random = name == "random"
+    kind = "reference" if agent_arg is None else "offline"
+    origin = (
+        f"Registry agent {name!r} of the env id"
+        if agent_arg is None
+        else f"Offline learner {name!r} of the protocol (fitted on its dataset)"
+    )
     return {
-        "name": "Random (uniform actions)" if random else f"Reference: {name}",
+        "name": "Random (uniform actions)" if random else f"{kind.capitalize()}: {name}",
         "authors": ["gymforge maintainers"],
-        "method": "uniform random actions" if random else f"reference agent {factory.__name__}",
-        "description": f"{summary} Registry agent {name!r} of the env id; not trained.",
+        "method": "uniform random actions" if random else f"{kind} agent {factory.__name__}",
+        "description": f"{summary} {origin}; not trained.",
         "code_url": None,
         "training_env_steps": 0,
-        "command": f"gymforge submit --protocol {task} --agent {name} --meta submission.json",
+        "command": f"gymforge submit --protocol {task} --agent {agent_arg or name} --meta "
+        "submission.json",
     }
 
 
@@ -45,13 +57,19 @@ def seed_board(root: Path, task: str) -> list[Path]:
     """Submit the missing reference rows of ``task``; returns the new submission folders."""
     protocol = load_protocol(root, task)
     agents = get_spec(protocol.env_id).agents
+    rows = [(name, entry_point, name) for name, entry_point in agents.items()]
+    if protocol.offline_dataset is not None:
+        rows = [("random", agents["random"], "random")] + [
+            (name, entry_point, entry_point)
+            for name, entry_point in protocol.offline_dataset["agents"].items()
+        ]
     present = {folder.name.split("-", 1)[1] for folder in list_submissions(root, task)}
     added = []
-    for name, entry_point in agents.items():
-        meta = reference_meta(task, name, entry_point)
+    for name, entry_point, agent in rows:
+        meta = reference_meta(task, name, entry_point, None if agent == name else agent)
         if slugify(meta["name"]) in present:
             continue
-        added.append(submit(root, task, name, meta, progress=True))
+        added.append(submit(root, task, agent, meta, progress=True))
     return added
 
 

@@ -128,6 +128,20 @@ def protocol_summary(board: Board) -> list[str]:
     budget = data["budget"]["train_env_steps"]
     direction = "higher is better" if p.higher_is_better else "lower is better"
     kwargs = data["env"]["kwargs"]
+    offline = p.offline_dataset
+    offline_text = []
+    if offline is not None:
+        hashes = offline["sha256"] or []
+        offline_text = [
+            f"Offline dataset: per episode, {offline['n']:,} plays of the episode's instance logged "
+            f"by `{offline['logging']}` (kind `{offline['kind']}`); agents with `fit` receive it "
+            "before the episode, agents without play without it. "
+            + (
+                f"Dataset sha256 (seed 1 of {len(hashes)}): `{hashes[0][:16]}…`."
+                if hashes
+                else "Not calibrated (no dataset hashes yet)."
+            )
+        ]
     return [
         f"Protocol `{p.task}` version {p.version} (sha256 `{p.sha256[:16]}…`): {data['description']}",
         f"Env `{p.env_id}`"
@@ -142,6 +156,7 @@ def protocol_summary(board: Board) -> list[str]:
         "Training budget: "
         + (f"{budget:,} env steps" if budget else "not limited")
         + f" ({data['budget']['source']}); submissions report theirs.",
+        *offline_text,
         f"Verify re-runs {p.verify_episodes} seeded episode(s) per submission and requires the "
         f"per-episode metric within {data['tolerance']['abs']:g}.",
     ]

@@ -54,6 +54,18 @@ def check_results(results: Any, protocol: Protocol, where: str) -> None:
         for key in ("metric", "return"):
             if isinstance(e.get(key), bool) or not isinstance(e.get(key), int | float):
                 raise ValueError(f"{where}: episode {e['index']} has no numeric {key!r}")
+    hashes = (protocol.offline_dataset or {}).get("sha256")
+    if protocol.offline_dataset is not None:
+        for e in episodes:
+            expected = hashes[e["index"]] if hashes else None
+            if e.get("dataset_sha256") != expected:
+                raise ValueError(
+                    f"{where}: episode {e['index']} was evaluated on offline dataset "
+                    f"{e.get('dataset_sha256')!r}, but the protocol's dataset for seed "
+                    f"{e['seed']} has sha256 {expected!r} (mismatched dataset)"
+                )
+            if not isinstance(e.get("fit"), bool):
+                raise ValueError(f"{where}: episode {e['index']} has no boolean 'fit'")
     if results["episodes_sha256"] != episodes_digest(episodes):
         raise ValueError(f"{where}: episodes do not match episodes_sha256 (edited episodes)")
     if canonical_json(results["aggregate"]) != canonical_json(summarise(protocol, episodes)):

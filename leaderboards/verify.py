@@ -13,6 +13,9 @@ For every protocol: the file's schema. For every submission on its board:
 5. a seeded sample of ``verify_episodes`` episodes (the protocol's choice, or ``--sample``) is
    re-run with the stored agent and must match within the protocol's tolerance.
 
+Offline protocols: every evaluation seed's dataset is rebuilt by the collector and must hash to
+the sha256 the protocol records, and every episode of a result must name that hash.
+
 Finally every generated file is rendered afresh and compared with the one on disk (stale or
 hand-edited renders, leftovers). Each problem is one line naming the file and what is wrong.
 """
@@ -26,6 +29,7 @@ from pathlib import Path
 from gymforge.leaderboards.agent_spec import AgentRecord
 from gymforge.leaderboards.evaluator import run_episodes
 from gymforge.leaderboards.files import is_temporary, read_json, sha256_bytes, sha256_file
+from gymforge.leaderboards.offline import episode_datasets
 from gymforge.leaderboards.protocol import Protocol, ProtocolError, list_tasks, load_protocol
 from gymforge.leaderboards.render import generated_paths, render_all
 from gymforge.leaderboards.results import check_results
@@ -164,6 +168,11 @@ def verify(root: Path, sample: int | None = None, seed: int = 0, rerun: bool = T
         except ProtocolError as error:
             report.problems.append(str(error))
             continue
+        if protocol.offline_dataset is not None and protocol.offline_dataset["sha256"]:
+            try:  # every dataset the protocol hands out must rebuild to its recorded hash
+                episode_datasets(protocol, list(range(len(protocol.seeds))))
+            except ValueError as error:
+                report.problems.append(str(error))
         leftovers = [p.name for p in submissions_dir(root, task).glob("*") if is_temporary(p)]
         if leftovers:
             report.problems.append(f"{task}: unfinished submission leftovers {leftovers}")

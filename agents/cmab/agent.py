@@ -70,3 +70,28 @@ class OfflineAgent:
         if self.scalar:
             return action[0].numpy()
         return action.expand(self.vector.num_envs, -1)
+
+
+def clcb_agent(env: Any) -> OfflineAgent:
+    """CLCB (Off-CMAB's reference offline learner): fits a super arm on ``fit(dataset)``."""
+    return OfflineAgent(env, learner="clcb")
+
+
+def cucb_offline_agent(env: Any) -> OfflineAgent:
+    """CUCB-Offline baseline (upper confidence bounds on the logged data)."""
+    return OfflineAgent(env, learner="cucb_offline")
+
+
+def emp_agent(env: Any) -> OfflineAgent:
+    """EMP baseline (the empirical means of the logged data, no confidence term)."""
+    return OfflineAgent(env, learner="emp")
+
+
+def lfu_agent(env: Any) -> OfflineAgent:
+    """LFU baseline (LLM cache: cache the most frequently logged queries)."""
+    return OfflineAgent(env, learner="lfu")
+
+
+def lec_agent(env: Any) -> OfflineAgent:
+    """LEC baseline (LLM cache: cache the queries of largest empirical expected cost)."""
+    return OfflineAgent(env, learner="lec")

@@ -100,3 +100,26 @@ class FailingAgent(RandomAgent):
         if self.episodes > 2:  # the constructor's reset, the first episode, then this one
             raise RuntimeError("agent crashed in its second episode")
         super().reset(seed)
+
+
+#: what :class:`RecordingOfflineAgent` was fitted on: ``(metadata, params)`` per ``fit`` call.
+FITTED: list[tuple[dict[str, Any], dict[str, Any]]] = []
+
+
+class RecordingOfflineAgent:
+    """CLCB on the offline track, recording each dataset that ``fit`` receives in :data:`FITTED`."""
+
+    def __init__(self, env: Any) -> None:
+        from gymforge.agents.cmab.agent import OfflineAgent
+
+        self.inner = OfflineAgent(env, learner="clcb")
+
+    def fit(self, dataset: Any) -> None:
+        FITTED.append((dict(dataset.metadata), dict(dataset.params)))
+        self.inner.fit(dataset)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.inner.reset(seed)
+
+    def act(self, observation: Any, info: dict[str, Any] | None = None) -> Any:
+        return self.inner.act(observation, info)

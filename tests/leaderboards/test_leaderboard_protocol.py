@@ -29,9 +29,16 @@ def test_leaderboards__committed_protocol_matches_the_registry(protocol):
     assert dict(spec.kwargs) == protocol.data["env"]["registry_kwargs"]
     assert protocol.normalisation_scores() is not None, "protocol is not calibrated"
     low, high = protocol.normalisation_scores()
-    assert high > low  # the reference agent beats random on every committed task
+    # the reference agent beats random on every committed task
+    assert high > low if protocol.higher_is_better else high < low
     norm = protocol.data["normalisation"]
-    assert norm["reference"]["agent"] in spec.agents
+    offline = protocol.offline_dataset
+    if offline is None:
+        assert norm["reference"]["agent"] in spec.agents
+    else:  # offline boards: the reference is one of the protocol's offline learners
+        assert norm["reference"]["agent"] in offline["agents"].values()
+        assert spec.capabilities.offline_dataset
+        assert offline["sha256"] is not None and len(offline["sha256"]) == len(protocol.seeds)
     train = protocol.data["training_seeds"]
     assert all(not train["start"] <= s < train["stop"] for s in protocol.seeds)
 
@@ -75,6 +82,12 @@ def _broken(tmp_path, edit):
         (lambda d: d.update(task="lineflow/Other"), "field 'task'"),
         (lambda d: d["normalisation"]["random"].update(score=1.0), "both scores or neither"),
         (lambda d: d["evaluation"].update(verify_episodes=0), "verify_episodes"),
+        (lambda d: d["metric"].update(transform={"kind": "exp"}), "metric.transform"),
+        (
+            lambda d: d["metric"].update(transform={"kind": "log10", "floor": 0}),
+            "metric.transform.floor",
+        ),
+        (lambda d: d["metric"].update(scale=2), "metric.scale"),
     ],
 )
 def test_leaderboards__malformed_protocol_is_rejected_naming_the_field(tmp_path, edit, message):
@@ -100,3 +113,15 @@ def test_leaderboards__normalise_maps_random_to_0_and_reference_to_1(tmp_path):
     assert protocol.normalise(60.0) == 0.0
     assert protocol.normalise(160.0) == 1.0
     assert protocol.normalise(135.0) == pytest.approx(0.75)
+
+
+def test_leaderboards__log10_metric_transform_floors_the_raw_value(tmp_path):
+    data = protocol_data()
+    data["metric"]["transform"] = {"kind": "log10", "floor": 1e-8}
+    write_json_atomic(tmp_path / "protocols" / f"{TASK}.json", data)
+    protocol = load_protocol(tmp_path, TASK)
+    assert protocol.metric_value(100.0) == pytest.approx(2.0)
+    assert protocol.metric_value(0.0) == pytest.approx(-8.0)
+    data["metric"].pop("transform")
+    write_json_atomic(tmp_path / "protocols" / f"{TASK}.json", data)
+    assert load_protocol(tmp_path, TASK).metric_value(0.0) == 0.0
