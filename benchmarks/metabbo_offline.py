@@ -27,6 +27,7 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +37,9 @@ import common
 import numpy as np
 import torch
 
-from gymforge.agents.metabbo.agent import save_model
+from gymforge.agents.metabbo.agent import QMambaAgent, load_model, save_model
 from gymforge.agents.metabbo.qmamba import QMambaConfig
-from gymforge.agents.metabbo.train import TrainConfig, fit
+from gymforge.agents.metabbo.train import TrainConfig, TrainResult, fit
 from gymforge.agents.random_agent import RandomAgent
 from gymforge.envs.metabbo.dataset import (
     collect,
@@ -66,6 +67,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--reward", default="env", help="training reward: env (reference) | log_error")
     p.add_argument("--dataset", default=None, help="reuse this collected dataset (skip step 1)")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="evaluate this model folder (gymforge train ... --out DIR) instead of training one "
+        "(skips step 2; needs --dataset, the data it was trained on, for the record)",
+    )
+    p.add_argument(
+        "--tag",
+        default="",
+        help="suffix of the output files, e.g. _logerror -> metabbo_offline_logerror.{md,json}",
+    )
     p.add_argument("--save-dataset", default=None, help="also keep the collected dataset here")
     p.add_argument("--no-expert-eval", action="store_true", help="skip evaluating the expert")
     p.add_argument(
@@ -75,6 +87,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "winner, else a grid search on the train split)",
     )
     args = p.parse_args(argv)
+    if args.model is not None and args.dataset is None:
+        p.error("--model needs --dataset (the data the model was trained on)")
+    args.train_seconds_given = args.train_seconds  # with --model: the budget it was trained with
     full = {"episodes": 128, "train_seconds": 240.0, "seeds": 19, "max_generations": 500}
     quick = {"episodes": 16, "train_seconds": 30.0, "seeds": 2, "max_generations": 100}
     for key, value in (quick if args.quick else full).items():
@@ -120,7 +135,7 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    suffix = "_quick" if args.quick else ""
+    suffix = ("_quick" if args.quick else "") + args.tag
     started = time.perf_counter()
     load_start = os.getloadavg()
     env_kwargs = {"split": "easy", "subset": "train", "max_generations": args.max_generations}
@@ -148,20 +163,40 @@ def main(argv: list[str] | None = None) -> int:
         collect_seconds = time.perf_counter() - t0
     print(f"collected {len(data)} episodes in {collect_seconds:.1f} s: {metadata['mean_return']}")
 
-    # 2. training
-    config = QMambaConfig(obs_dim=9, action_nvec=(16, 16, 16), d_state=args.d_state)
-    train = TrainConfig(
-        epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=0, reward=args.reward
-    )
+    # 2. training (or a model trained separately by ``gymforge train``)
+    if args.model is not None:
+        net, model_record = load_model(args.model)
+        config = net.config
+        train = TrainConfig(**model_record["train"])
+        trained = TrainResult(
+            agent=QMambaAgent(net),
+            history=model_record["history"],
+            seconds=model_record["seconds"],
+        )
+        args.train_seconds = model_record.get("time_limit", args.train_seconds_given)
+        trained_by = f"gymforge train (model folder {args.model})"
+    else:
+        config = QMambaConfig(obs_dim=9, action_nvec=(16, 16, 16), d_state=args.d_state)
+        train = TrainConfig(
+            epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=0, reward=args.reward
+        )
 
-    def report(epoch: int, losses: dict[str, float]) -> None:
-        print(f"  epoch {epoch + 1}: loss {losses['loss']:.4g} (td_last {losses['td_last']:.3g})")
+        def report(epoch: int, losses: dict[str, float]) -> None:
+            print(
+                f"  epoch {epoch + 1}: loss {losses['loss']:.4g} (td_last {losses['td_last']:.3g})"
+            )
 
-    trained = fit(data, config, train, progress=report, time_limit=args.train_seconds)
+        trained = fit(data, config, train, progress=report, time_limit=args.train_seconds)
+        trained_by = "this script"
     model_dir = save_model(
         trained.agent.net,
         RESULTS / f"metabbo_offline{suffix}.model",
-        extra={"env_id": "MetaBBO-v0", "history": trained.history, "seconds": trained.seconds},
+        extra={
+            "env_id": "MetaBBO-v0",
+            "train": asdict(train),
+            "history": trained.history,
+            "seconds": trained.seconds,
+        },
     )
     print(f"trained {len(trained.history)} epochs in {trained.seconds:.1f} s")
 
@@ -236,7 +271,11 @@ def main(argv: list[str] | None = None) -> int:
             "mu": args.mu,
             "expert": args.expert,
             "qmamba": config.to_json(),
-            "training": {**train.__dict__, "time_limit_s": args.train_seconds},
+            "training": {
+                **asdict(train),
+                "time_limit_s": args.train_seconds,
+                "trained_by": trained_by,
+            },
         },
         "dataset": {
             "seconds": collect_seconds,
@@ -282,9 +321,17 @@ def render_markdown(r: dict[str, Any]) -> str:
         f"µ = {s['mu']} ({r['dataset']['counts']}), mean return per behaviour "
         + ", ".join(f"{k} {v:.4f}" for k, v in r["dataset"]["mean_return"].items())
         + f"; {r['dataset']['seconds']:.0f} s.",
-        f"- Training (CPU): {r['training']['epochs_run']} epochs in "
-        f"{r['training']['seconds']:.0f} s (budget {s['training']['time_limit_s']:.0f} s), loss "
-        f"{r['training']['first_epoch']['loss']:.4g} → {r['training']['last_epoch']['loss']:.4g}.",
+        f"- Training (CPU, {s['training'].get('trained_by', 'this script')}): "
+        f"{r['training']['epochs_run']} epochs in {r['training']['seconds']:.0f} s (budget "
+        + (
+            "none"
+            if s["training"]["time_limit_s"] is None
+            else f"{s['training']['time_limit_s']:.0f} s"
+        )
+        + f"), batch {s['training']['batch_size']}, lr {s['training']['lr']}, reward "
+        f"`{s['training']['reward']}`, γ = {s['qmamba']['gamma']}, β = {s['qmamba']['beta']}, "
+        f"λ = {s['qmamba']['lam']}; loss {r['training']['first_epoch']['loss']:.4g} → "
+        f"{r['training']['last_epoch']['loss']:.4g}.",
         f"- Test: easy split's test functions (1, 2, 3, 5, 15, 16, 17, 21), instance 1, seeds "
         f"1..{s['test']['seeds_per_problem']} per problem.",
         f"- Best static: bins {r['best_static']['bins']} ({r['best_static']['source']}).",

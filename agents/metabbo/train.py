@@ -317,6 +317,7 @@ def train_cli(env_id: str, argv: list[str]) -> int:
             "train": asdict(train),
             "history": result.history,
             "seconds": result.seconds,
+            "time_limit": args.time_limit,
             "dataset": {"path": str(args.dataset), "sha256": data.metadata.get("sha256")},
         },
     )

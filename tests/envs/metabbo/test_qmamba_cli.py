@@ -62,6 +62,7 @@ def test_collect_train_and_act_from_the_command_line(tmp_path, capsys):
     _, record = load_model(model)
     assert len(record["history"]) == 2 and record["config"]["action_nvec"] == [16, 16, 16]
     assert record["config"]["d_state"] == 4 and record["dataset"]["sha256"]
+    assert record["train"]["batch_size"] == 2 and record["time_limit"] is None
 
     agent = load_agent(model)
     env = gym.make("MetaBBO-v0", dimension=2, population_size=10, max_generations=6)

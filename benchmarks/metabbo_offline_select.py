@@ -1,0 +1,121 @@
+"""Model selection for the offline MetaBBO benchmark, on the *train* split only.
+
+Evaluates trained Q-Mamba model folders (``gymforge train MetaBBO-v0 --algo qmamba ...``) and
+the reference policies on the easy split's *train* functions, on an instance that no training
+episode used (``--instance-id``, default 2; the datasets' episodes draw random instance seeds),
+seeds ``1..--seeds``, full budget. The test split is never touched, so variants can be compared
+here without tuning on the test table of ``metabbo_offline.py``.
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/metabbo_offline_select.py MODEL_DIR [MODEL_DIR ...]
+
+Writes ``benchmarks/results/metabbo_offline_select.json`` (``--out`` to change).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common
+import numpy as np
+import torch
+
+from gymforge.agents.metabbo.agent import load_agent
+from gymforge.envs.metabbo.dataset import available_behaviors
+from gymforge.envs.metabbo.metrics import evaluate
+from gymforge.envs.metabbo.problems import split_functions
+from gymforge.registry import load_entry_point
+
+
+class _ActionLog:
+    """Wraps an agent and counts the configurations (bin tuples) it chooses."""
+
+    def __init__(self, agent) -> None:
+        self.agent, self.counts = agent, Counter()
+
+    def reset(self, seed=None) -> None:
+        self.agent.reset(seed)
+
+    def act(self, obs, info=None):
+        action = np.asarray(self.agent.act(obs, info))
+        self.counts.update(map(tuple, action.reshape(-1, action.shape[-1]).tolist()))
+        return action
+
+    def summary(self, top: int = 3) -> dict:
+        """Share of all steps of the ``top`` most frequent configurations, and how many differ."""
+        total = sum(self.counts.values())
+        return {
+            "distinct": len(self.counts),
+            "top": [
+                {"bins": list(bins), "share": round(n / total, 4)}
+                for bins, n in self.counts.most_common(top)
+            ],
+        }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("models", nargs="*", help="model folders to compare")
+    p.add_argument("--baselines", default="random,shade", help="behaviour policies to include")
+    p.add_argument("--seeds", type=int, default=4)
+    p.add_argument("--instance-id", type=int, default=2)
+    p.add_argument(
+        "--out", default=str(common.REPO_ROOT / "benchmarks/results/metabbo_offline_select.json")
+    )
+    args = p.parse_args(argv)
+    torch.set_num_threads(1)
+    fids = list(split_functions("easy", "train"))
+    policies = {
+        name: load_entry_point(available_behaviors()[name])
+        for name in args.baselines.split(",")
+        if name
+    }
+    policies.update({str(m): load_agent(m) for m in args.models})
+    rows = {}
+    for name, policy in policies.items():
+        start = time.perf_counter()
+        logged = _ActionLog(policy) if str(name) in args.models else policy
+        out = evaluate(
+            logged,
+            split=fids,
+            subset="train",
+            seeds=args.seeds,
+            instance_id=args.instance_id,
+            with_random_search=False,
+        )
+        rows[name] = {"perf": out["perf"], "log10_error": out["log10_error"]}
+        print(
+            f"{name:>40}: Perf {out['perf']:.4f}  log10 err {out['log10_error']:.3f}  "
+            f"({time.perf_counter() - start:.0f} s)",
+            flush=True,
+        )
+        if isinstance(logged, _ActionLog):
+            rows[name]["actions"] = logged.summary()
+            print(f"{'':>40}  chosen configurations: {rows[name]['actions']}")
+    common.write_json(
+        Path(args.out),
+        {
+            "benchmark": "metabbo_offline_select",
+            "settings": {
+                "functions": fids,
+                "subset": "train",
+                "instance_id": args.instance_id,
+                "seeds_per_problem": args.seeds,
+            },
+            "results": rows,
+            "command": common.command_line(),
+        },
+        indent=1,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
