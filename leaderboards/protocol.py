@@ -158,7 +158,7 @@ class Protocol:
         if scores is None:
             return None
         low, high = scores
-        return (score - low) / (high - low)
+        return (score - low) / (high - low) + 0.0  # + 0.0: no -0.0 when lower is better
 
 
 def _fail(path: Path, field: str, message: str) -> ProtocolError:
