@@ -54,6 +54,9 @@ SCENARIOS: dict[str, tuple[str, str]] = {
     "WA": ("LineFlow-WorkerAssignment-v0", "best_partition"),
     "CL": ("LineFlow-ComplexLine-v0", "heuristic"),
 }
+#: key -> upstream's training budget in steps (reference/lineflow.md §6)
+UPSTREAM_BUDGET = {"WT": 1_000_000, "WTJ": 10_000_000, "PD": 1_000_000, "WA": 500_000,
+                   "CL": 100_000_000}  # fmt: skip
 
 
 def store(run: Path) -> Path:
@@ -85,6 +88,15 @@ def store(run: Path) -> Path:
     shutil.rmtree(target, ignore_errors=True)
     tmp.rename(target)
     return target
+
+
+def _recipe(config: dict[str, Any]) -> str:
+    """The config file and revision a model trained with (a resumed run only names the latter)."""
+    files = [Path(f).name for f in config["config_sources"] if Path(f).name != "config.json"]
+    revision = config["train_config"]["revision"]
+    if config.get("resumed_from") or not files:
+        return f"config revision {revision}, resumed run"
+    return f"{files[-1]} revision {revision}"
 
 
 def _summary(returns: list[float]) -> dict[str, Any]:
@@ -122,6 +134,9 @@ def evaluate(keys: list[str], episodes: int) -> dict[str, Any]:
                 {
                     "seed": config["seed"],
                     "steps": config["steps"],
+                    "trained_steps": selected.get("final_steps", config["steps"]),
+                    "recipe": _recipe(config),
+                    "engine": "batched torch" if config.get("vectorized") else "SimPy",
                     "selected": selected["rule"],
                     "model": str(folder.relative_to(common.REPO_ROOT)),
                     "command": " ".join(config["command"] or []).replace(
@@ -190,9 +205,24 @@ def markdown(data: dict[str, Any]) -> str:
             f" best seed {best['seed']}: {best['mean']:.1f} ({100 * best['mean'] / wt['reference']['mean']:.1f}%)."
             " WT agents: 1M training steps each (upstream's budget) with"
             " `benchmarks/rl_lineflow_wt.yaml` (learning rate 1e-3, entropy coefficient 0.01,"
-            " gamma 0.999, GAE lambda 0.98; evaluation and checkpoint every 25k steps); the"
-            " other scenarios' agents had ≤ 150k steps on a shared, loaded 2-core machine, far"
-            " below upstream's 1M–100M.",
+            " gamma 0.999, GAE lambda 0.98; evaluation and checkpoint every 25k steps).",
+        ]
+    budgets = []
+    for key, row in data["scenarios"].items():
+        for p in row["ppo"]:
+            if "trained_steps" not in p:
+                continue
+            budgets.append(
+                f"{key} seed {p['seed']}: {p['trained_steps'] / 1e6:g}M steps of upstream's "
+                f"{UPSTREAM_BUDGET[key] / 1e6:g}M ({p['recipe']}, {p['engine']} engine)"
+            )
+    if budgets:
+        lines += [
+            "",
+            "Training budgets (steps trained; the stored checkpoint is the one with the best "
+            "periodic evaluation on seed 2**62, always on the SimPy engine): "
+            + "; ".join(budgets)
+            + ".",
         ]
     lines += ["", "## Per training seed", "",
               "| scenario | seed | steps | return (mean ± std over episodes) | checkpoint choice | model |",
