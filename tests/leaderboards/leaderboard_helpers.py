@@ -9,6 +9,7 @@ delay, or a failure, to drive the interrupted-submission tests through real code
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -123,3 +124,10 @@ class RecordingOfflineAgent:
 
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> Any:
         return self.inner.act(observation, info)
+
+
+def copy_board(pristine: Path, tmp_path: Path) -> Path:
+    """A fresh copy of a pristine board folder to tamper with."""
+    root = tmp_path / "board"
+    shutil.copytree(pristine, root)
+    return root

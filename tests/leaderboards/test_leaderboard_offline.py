@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import FITTED, meta
+from leaderboard_helpers import FITTED, copy_board, meta
 
 from gymforge.cli import main
 from gymforge.leaderboards.agent_spec import parse_agent_spec
@@ -78,9 +77,7 @@ def pristine(tmp_path_factory):
 
 @pytest.fixture
 def board(pristine, tmp_path):
-    root = tmp_path / "board"
-    shutil.copytree(pristine, root)
-    return root
+    return copy_board(pristine, tmp_path)
 
 
 def _problems(root: Path) -> str:

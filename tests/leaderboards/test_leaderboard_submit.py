@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from leaderboard_helpers import TASK, meta, small_root, tree
+from leaderboard_helpers import TASK, copy_board, meta, small_root, tree
 
 from gymforge.cli import main
 from gymforge.leaderboards.files import write_json_atomic
@@ -50,10 +50,7 @@ def pristine(tmp_path_factory):
 
 @pytest.fixture
 def board(pristine, tmp_path):
-    """A fresh copy of the pristine board to tamper with."""
-    root = tmp_path / "board"
-    shutil.copytree(pristine, root)
-    return root
+    return copy_board(pristine, tmp_path)
 
 
 def _problems(root: Path, **kwargs) -> str:
