@@ -16,6 +16,7 @@ Writes ``benchmarks/results/confounders_speed.{json,md}``.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -124,11 +125,11 @@ def markdown(data: dict[str, Any]) -> str:
         "# Confounder streams: generation and R-MDN layer speed",
         "",
         f"Run {data['when']} on {data['machine']['platform']}, {data['machine']['cpu_count']} CPUs, "
-        "one torch thread, **measured under heavy load from other jobs on a shared 2-core machine** "
-        "(this process got a fraction of a core). Each figure is given per CPU-second of this "
+        f"one torch thread, load average {data['load_average']:.2f} at the start (other jobs on the "
+        "shared 2-core machine take a share of it). Each figure is given per CPU-second of this "
         "process (`time.process_time`, what the code costs) and per wall-clock second (what the "
-        "loaded machine delivered); verdicts use CPU time. Re-run on a quiet machine for wall "
-        f"figures. Command: `{data['command']}`.",
+        "machine delivered); verdicts use CPU time. "
+        f"Command: `{data['command']}`.",
         "",
         "## Stream generation (target >= 100,000 images/s)",
         "",
@@ -163,9 +164,10 @@ def markdown(data: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "R-MDN's update is a handful of tiny (3 x 3) float64 operations plus two (3 x N) x (N x d) "
-        "products; at the reference's conv-layer sizes its cost is close to BatchNorm's, while at "
-        "84 features the fixed per-call cost of those small operations dominates.",
+        "R-MDN's update is a closed-form 3 x 3 float64 step plus three (3 x N)-by-(N x d) sized "
+        "products (NumPy views on CPU, torch elsewhere); at the reference's conv-layer sizes it "
+        "costs about half of BatchNorm, while at 84 features the fixed per-call cost of about ten "
+        "small array operations is set against BatchNorm's single fused kernel.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -175,6 +177,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    load_average = os.getloadavg()[0]
     runs = 3 if args.quick else 7
     stream_runs = [stream_images_per_second(seed) for seed in range(runs)]
     numpy_runs = [numpy_loop_images_per_second(1024, seed) for seed in range(runs)]
@@ -191,6 +194,7 @@ def main() -> None:
     layers = [layer_times(shape, reps, blocks) for shape in ((16, 28, 28), (32, 24, 24), (84,))]
     data = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_average": load_average,
         "command": common.command_line(),
         "machine": common.machine_info(["torch", "numpy"]),
         "stream": {

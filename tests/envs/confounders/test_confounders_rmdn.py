@@ -169,3 +169,27 @@ def test_update_equals_the_literal_woodbury_form_of_the_reference():
         p, beta = _literal_reference_step(p, beta, x, f, 0.97, 1e-3)
     torch.testing.assert_close(layer.P, p, atol=1e-9, rtol=1e-9)
     torch.testing.assert_close(layer.beta, beta, atol=1e-9, rtol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_numpy_fast_path_equals_the_torch_path(dtype):
+    """One confounder on CPU takes the NumPy path; the general torch path must give the same."""
+    fast = RecursiveMetadataNorm(6, forgetting_factor=0.95, reg=1e-3).to(dtype)
+    general = RecursiveMetadataNorm(6, forgetting_factor=0.95, reg=1e-3).to(dtype)
+    tol = 1e-10 if dtype == F64 else 1e-4
+    for x, f in _batches(40, 32, 6, seed=5):
+        x, f = x.to(dtype), f.to(dtype)
+        assert fast._numpy_path(f, x)
+        out = fast(f, x)
+        general._update_torch(f, x)
+        expected = f - x[:, 1:] @ general.beta[1:]
+        torch.testing.assert_close(out, expected, atol=tol, rtol=tol)
+    torch.testing.assert_close(fast.P, general.P, atol=tol, rtol=tol)
+    torch.testing.assert_close(fast.beta, general.beta, atol=tol, rtol=tol)
+
+
+def test_mixed_dtypes_and_several_confounders_take_the_torch_path():
+    layer = RecursiveMetadataNorm(4, num_confounders=2)
+    x = design_matrix(torch.ones(8), torch.rand(8, 2))
+    assert not layer._numpy_path(torch.rand(8, 4), x)
+    assert not RecursiveMetadataNorm(4)._numpy_path(torch.rand(8, 4, dtype=F64), x[:, :3])
