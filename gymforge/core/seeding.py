@@ -12,9 +12,9 @@ cryptographic, but its output passes the usual uniformity checks and is ample fo
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 _MASK32 = 0xFFFFFFFF
@@ -44,6 +44,18 @@ def hash_uint32(key: torch.Tensor, counter: torch.Tensor, lane: torch.Tensor) ->
     counter_mix = (counter & _MASK32) * 0x165667B1 ^ ((counter >> 32) & _MASK32) * 0xD3A2646C
     h = _fmix32(key ^ (counter_mix & _MASK32))
     return _fmix32(h ^ ((lane * 0xFD7046C5 + 0xB55A4F09) & _MASK32))
+
+
+_LANES: dict[tuple[int, torch.device], torch.Tensor] = {}
+
+
+def _lanes(n: int, device: torch.device) -> torch.Tensor:
+    """``arange(n)[None, :]`` as int64 on ``device``, made once per (n, device)."""
+    key = (n, device)
+    lane = _LANES.get(key)
+    if lane is None:
+        lane = _LANES[key] = torch.arange(n, device=device, dtype=torch.int64)[None, :]
+    return lane
 
 
 @dataclass
@@ -78,9 +90,8 @@ class InstanceRNG:
         (all when ``None``); draws for the others are computed but must be discarded by the
         caller. So an instance's stream depends on its own history only, never on the batch.
         """
-        n = int(np.prod(shape)) if shape else 1
-        lane = torch.arange(n, device=self.seed.device, dtype=torch.int64)
-        bits = hash_uint32(self.key[:, None], self.counter[:, None], lane[None, :])
+        lane = _lanes(math.prod(shape), self.seed.device)
+        bits = hash_uint32(self.key[:, None], self.counter[:, None], lane)
         self.counter = self.counter + (1 if where is None else where.long())
         # 24 high bits give exactly representable float32 values in [0, 1).
         u = (bits >> 8).to(torch.float32) * (1.0 / 16777216.0)
