@@ -15,6 +15,11 @@ removed, the label column's part stays. With ``lambda = 1`` and ``reg = 0``, aft
 batches ``beta = (X^T X + delta I)^-1 X^T F`` over all the data seen (ridge regression), where
 ``P_0 = I / delta``. Gradients flow through ``F`` only; ``beta`` and ``P`` are buffers (saved in
 ``state_dict``) and are frozen in eval mode.
+
+The update has two implementations of the same algebra, tested against each other: a torch one
+(any device, dtype and number of confounders) and, for one confounder on CPU, one on zero-copy
+NumPy views with a closed-form 3 x 3 step, which halves the layer's cost at fc widths where the
+fixed per-call cost of a dozen tiny operations dominates.
 """
 
 from __future__ import annotations
@@ -180,10 +185,12 @@ class RecursiveMetadataNorm(nn.Module):
         beta = self.beta
         return (
             self.num_confounders == 1
-            and not beta.is_cuda
-            and features.dtype is design.dtype is beta.dtype
+            and beta.is_cpu
+            and features.is_cpu
+            and design.is_cpu
+            and features.dtype is design.dtype is beta.dtype is self.P.dtype
             and beta.dtype in _NUMPY_DTYPES
-            and not (features.is_cuda or design.is_cuda or features.requires_grad)
+            and not features.requires_grad
         )
 
     def _update_numpy(self, features: torch.Tensor, design: torch.Tensor) -> np.ndarray:
@@ -216,5 +223,5 @@ class RecursiveMetadataNorm(nn.Module):
                 return (features - fitted).reshape(x.shape)
             self._update_torch(detached, design)
         coef = self.beta[1:].to(features.dtype)
-        fitted = torch.addmm(features, design[:, 1:].to(features.dtype), coef, alpha=-1.0)
-        return fitted.reshape(x.shape)
+        residual = torch.addmm(features, design[:, 1:].to(features.dtype), coef, alpha=-1.0)
+        return residual.reshape(x.shape)
