@@ -1,7 +1,7 @@
 """Batched observations in exactly the layout of ``features.observation_features``.
 
-Every feature group is computed for all rows, buffers or workers at once into one raw tensor;
-an index built once from the feature names puts the columns in observation order.
+Every observed feature group is computed for all rows, buffers or workers at once; an index built
+once from the feature names gathers the observed columns in observation order.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from gymforge.envs.lineflow.batched.engine import (
     FETCH,
     GET_WAIT,
     GETTING,
+    N_PHASES,
     SEQ_ERROR,
     WORKING,
     LineState,
@@ -29,6 +30,12 @@ from gymforge.envs.lineflow.spec import MagazineSpec, SourceSpec
 WORKING_MODE, WAITING_MODE, FAILING_MODE = 0, 1, 2
 
 
+def _one_hot(values: torch.Tensor, width: int) -> torch.Tensor:
+    """(B, n) ints in ``[0, width)`` -> (B, n * width) float64 one-hot (no range check, no sync)."""
+    choices = torch.arange(width, device=values.device)
+    return (values[:, :, None] == choices).flatten(1).to(torch.float64)
+
+
 class Observer:
     """Builds observations (B, n_features) float32 from a ``LineState``."""
 
@@ -40,38 +47,54 @@ class Observer:
         s = line.n_stations
         names = [st.name for st in spec.stations]
         self._io_width = (line.inputs.shape[1], line.outputs.shape[1])
-        raw = [f"{n}.mode={m}" for n in names for m in MODE_NAMES]
-        raw += [f"{n}.waiting_time" for n in names]
-        raw += [f"{n}.processing_time" for n in names]
-        raw += [f"{n}.n_workers" for n in names]
-        raw += [f"{n}.scrap" for n in names]
-        raw += [f"{n}.stored" for n in names]
-        raw += [f"{n}.index_in={i}" for n in names for i in range(self._io_width[0])]
-        raw += [f"{n}.index_out={i}" for n in names for i in range(self._io_width[1])]
         worker_names = [f"{p.name}.W{w}" for p in spec.pools for w in range(p.n_workers)]
         pool_rows = [
             [names.index(x) for x in spec.pool_stations(p.name)]
             for p in spec.pools
             for _ in range(p.n_workers)
         ]
-        raw += [
-            f"{w}={names[r]}" for w, rows in zip(worker_names, pool_rows, strict=True) for r in rows
-        ]
-        raw += [f"{b.name}.fill" for b in spec.buffers]
         type_rows, type_ids = [], []  # every source carrier type (ids as in compiled.py)
+        type_names = []
         for r, st in enumerate(spec.stations):
             if isinstance(st, SourceSpec):
                 for j, kind in enumerate(st.carrier_specs):
-                    raw.append(f"{st.name}.carrier_type={kind}")
+                    type_names.append(f"{st.name}.carrier_type={kind}")
                     type_rows.append(r)
                     type_ids.append(int(line.type_base[r]) + j)
-        raw += ["time"]
-        index = {name: i for i, name in enumerate(raw)}
+        # the raw columns of each feature group, in the order its builder returns them
+        groups: dict[str, list[str]] = {
+            "modes": [f"{n}.mode={m}" for n in names for m in MODE_NAMES],
+            "waiting_time": [f"{n}.waiting_time" for n in names],
+            "processing_time": [f"{n}.processing_time" for n in names],
+            "n_workers": [f"{n}.n_workers" for n in names],
+            "scrap": [f"{n}.scrap" for n in names],
+            "stored": [f"{n}.stored" for n in names],
+            "index_in": [f"{n}.index_in={i}" for n in names for i in range(self._io_width[0])],
+            "index_out": [f"{n}.index_out={i}" for n in names for i in range(self._io_width[1])],
+            "workers": [
+                f"{w}={names[r]}"
+                for w, rows in zip(worker_names, pool_rows, strict=True)
+                for r in rows
+            ],
+            "fill": [f"{b.name}.fill" for b in spec.buffers],
+            "carrier_type": type_names,
+            "time": ["time"],
+        }
+        where = {name: (group, i) for group, raw in groups.items() for i, name in enumerate(raw)}
         features = [f.name for f in observation_features(spec)]
-        missing = [f for f in features if f not in index]
+        missing = [f for f in features if f not in where]
         if missing:
             raise ValueError(f"the torch engine cannot observe {missing} yet")
-        self._perm = torch.tensor([index[f] for f in features], dtype=torch.long, device=device)
+        self.n_features = len(features)
+        # only the observed groups are computed; one gather puts their columns in order
+        self._groups = [g for g in groups if any(where[f][0] == g for f in features)]
+        offset, start = 0, {}
+        for group in self._groups:
+            start[group] = offset
+            offset += len(groups[group])
+        self._order = torch.tensor(
+            [start[where[f][0]] + where[f][1] for f in features], dtype=torch.long, device=device
+        )
         f64 = {"dtype": torch.float64, "device": device}
         self._largest = torch.tensor(
             [
@@ -94,17 +117,31 @@ class Observer:
             **f64,
         )
         self._pool_size = line.worker_pool_size[:s].clamp(min=1.0)
-        self._capacity = line.capacity[:-1].to(torch.float64)
         self._kind = line.kind[:s]
+        # one-hot mode of every (phase, station), looked up instead of recomputed each step
+        self._stations = torch.arange(s, device=device)
+        every_phase = torch.arange(N_PHASES, device=device)[:, None].expand(N_PHASES, s)
+        self._mode_one_hot = _one_hot(self._modes_of(every_phase), 3).view(N_PHASES, s, 3)
+        self._capacity = line.capacity[:-1].to(torch.float64)
         self._type_rows = torch.tensor(type_rows, dtype=torch.long, device=device)
         self._type_ids = torch.tensor(type_ids, dtype=torch.long, device=device)
-        self._worker_rows = [
-            torch.tensor(rows, dtype=torch.long, device=device) for rows in pool_rows
-        ]
+        # the worker-location columns: (worker, pool row) of each, in raw order
+        self._worker_columns = (
+            torch.tensor(
+                [w for w, rows in enumerate(pool_rows) for _ in rows],
+                dtype=torch.long,
+                device=device,
+            ),
+            torch.tensor([r for rows in pool_rows for r in rows], dtype=torch.long, device=device),
+        )
 
     def modes(self, state: LineState) -> torch.Tensor:
         """Each station's mode (B, S): 0 working, 1 waiting, 2 failing, as the SimPy engine reports."""
-        phase = state.phase[:, : self.line.n_stations]
+        return self._modes_of(state.phase[:, : self.line.n_stations])
+
+    def _modes_of(self, phase: torch.Tensor) -> torch.Tensor:
+        """The mode of (..., S) station phases (a switch works while it gets, a magazine while it
+        fetches)."""
         switch_busy = (self._kind == KIND_SWITCH) & ((phase == GET_WAIT) | (phase == GETTING))
         magazine_busy = (self._kind == KIND_MAGAZINE) & (phase == FETCH)
         working = (phase == WORKING) | switch_busy | magazine_busy
@@ -115,45 +152,62 @@ class Observer:
         )
 
     def __call__(self, state: LineState) -> torch.Tensor:
-        s = self.line.n_stations
-        one_hot = torch.nn.functional.one_hot(self.modes(state), 3).flatten(1).to(torch.float64)
-        scrap = (state.n_scrap[:, :s] - state.scrap_seen[:, :s]).clamp(max=1).to(torch.float64)
+        """The observations (B, n_features) float32; marks the scrap seen so far as reported.
+
+        Only the observed feature groups are computed (in float64, as the SimPy env computes
+        them, then rounded to float32).
+        """
+        raw = torch.cat([getattr(self, f"_group_{group}")(state) for group in self._groups], 1)
+        out = raw.gather(1, self._order.expand(raw.shape[0], -1)).to(torch.float32)
         state.scrap_seen = state.n_scrap.clone()
-        parts = [
-            one_hot,
-            state.waiting[:, :s] / self._largest,
-            (state.last_time[:, :s] / self._scale).clamp(max=1.0),
-            self._workers_at(state) / self._pool_size,
-            scrap,
-            (state.stored[:, :s] / self._max_stored).clamp(max=1.0),
-            torch.nn.functional.one_hot(state.index_in[:, :s], self._io_width[0])
-            .flatten(1)
-            .to(torch.float64),
-            torch.nn.functional.one_hot(state.index_out[:, :s], self._io_width[1])
-            .flatten(1)
-            .to(torch.float64),
-        ]
-        if self._worker_rows:
-            shown = torch.where(state.w_arrive < float("inf"), state.w_dest, state.w_station)
-            parts += [
-                (shown[:, w, None] == rows[None, :]).to(torch.float64)
-                for w, rows in enumerate(self._worker_rows)
-            ]
-        parts += [
-            state.count[:, :-1].to(torch.float64) / self._capacity,
-            (state.run_type.index_select(1, self._type_rows) == self._type_ids).to(torch.float64),
-            (state.now / self.horizon).clamp(max=1.0)[:, None],
-        ]
-        return torch.cat(parts, dim=1).index_select(1, self._perm).to(torch.float32)
+        return out
+
+    # --- feature groups: (B, width) float64 in the raw column order of ``__init__`` -----------
+    def _group_modes(self, state: LineState) -> torch.Tensor:
+        phase = state.phase[:, : self.line.n_stations].long()
+        return self._mode_one_hot[phase, self._stations].flatten(1)
+
+    def _group_waiting_time(self, state: LineState) -> torch.Tensor:
+        return state.waiting[:, : self.line.n_stations] / self._largest
+
+    def _group_processing_time(self, state: LineState) -> torch.Tensor:
+        return (state.last_time[:, : self.line.n_stations] / self._scale).clamp(max=1.0)
+
+    def _group_n_workers(self, state: LineState) -> torch.Tensor:
+        return self._workers_at(state) / self._pool_size
+
+    def _group_scrap(self, state: LineState) -> torch.Tensor:
+        s = self.line.n_stations
+        return (state.n_scrap[:, :s] - state.scrap_seen[:, :s]).clamp(max=1).to(torch.float64)
+
+    def _group_stored(self, state: LineState) -> torch.Tensor:
+        return (state.stored[:, : self.line.n_stations] / self._max_stored).clamp(max=1.0)
+
+    def _group_index_in(self, state: LineState) -> torch.Tensor:
+        return _one_hot(state.index_in[:, : self.line.n_stations], self._io_width[0])
+
+    def _group_index_out(self, state: LineState) -> torch.Tensor:
+        return _one_hot(state.index_out[:, : self.line.n_stations], self._io_width[1])
+
+    def _group_workers(self, state: LineState) -> torch.Tensor:
+        shown = torch.where(state.w_arrive < float("inf"), state.w_dest, state.w_station)
+        worker, row = self._worker_columns
+        return (shown.gather(1, worker.expand(shown.shape[0], -1)) == row).to(torch.float64)
+
+    def _group_fill(self, state: LineState) -> torch.Tensor:
+        return state.count[:, :-1].to(torch.float64) / self._capacity
+
+    def _group_carrier_type(self, state: LineState) -> torch.Tensor:
+        chosen = state.run_type.index_select(1, self._type_rows)
+        return (chosen == self._type_ids).to(torch.float64)
+
+    def _group_time(self, state: LineState) -> torch.Tensor:
+        return (state.now / self.horizon).clamp(max=1.0)[:, None]
 
     def _workers_at(self, state: LineState) -> torch.Tensor:
-        s = self.line.n_stations
-        if not self._worker_rows:
-            return torch.zeros(state.now.shape[0], s, dtype=torch.float64, device=state.now.device)
-        standing = state.w_arrive == float("inf")
-        rows = torch.arange(s, device=state.now.device)
-        return (
-            ((state.w_station[:, None, :] == rows[None, :, None]) & standing[:, None, :])
-            .sum(dim=2)
-            .to(torch.float64)
+        """Workers standing at each station (B, S) float64."""
+        standing = (state.w_arrive == float("inf")).to(torch.float64)
+        counts = torch.zeros(
+            state.now.shape[0], self.line.rows, dtype=torch.float64, device=state.now.device
         )
+        return counts.scatter_add_(1, state.w_station, standing)[:, : self.line.n_stations]
