@@ -217,10 +217,29 @@ def _select(state: LineState, index: torch.Tensor) -> LineState:
     )
 
 
-def _write_back(state: LineState, sub: LineState, index: torch.Tensor) -> None:
-    """Copy the rows of ``sub`` back into ``state`` at ``index``, in place (cost ~ len(index))."""
-    for f in fields(LineState):
-        getattr(state, f.name).index_copy_(0, index, getattr(sub, f.name))
+def _write_back(
+    state: LineState, sub: LineState, index: torch.Tensor, names: tuple[str, ...]
+) -> None:
+    """Copy fields ``names`` of ``sub`` back into ``state`` at ``index``, in place (cost ~ len(index))."""
+    for name in names:
+        getattr(state, name).index_copy_(0, index, getattr(sub, name))
+
+
+# LineState fields that ``Engine.advance`` can change, by the line parts that change them
+# (the others -- waiting, target, jump_*, w_target, scrap_seen -- only actions, resets and
+# observations change)
+_ALWAYS_WRITTEN = (
+    "now", "phase", "wake", "started", "last_time", "carrier_created", "carrier_type", "n_parts",
+    "held", "arrived", "ready", "slot_created", "slot_type", "count",
+)  # fmt: skip
+_WRITTEN_BY = {
+    "switch": ("cur_in", "cur_out", "index_in", "index_out"),
+    "storage": ("stored",),  # magazines and collectors
+    "assembly": ("comp_k", "comp_created", "comp_type", "n_scrap"),
+    "sequential": ("seq_part", "seq_total"),
+    "runs": ("run_left", "run_type"),
+    "workers": ("factor", "w_station", "w_dest", "w_arrive", "w_holder"),
+}
 
 
 def _select_rng(rng: InstanceRNG, index: torch.Tensor) -> InstanceRNG:
@@ -265,6 +284,17 @@ class Engine:
         self._has_switch = bool(self._switch.any())
         self._has_magazine = bool(self._magazine.any())
         self._has_assembly = bool(self._assembly.any())
+        present = {
+            "switch": self._has_switch,
+            "storage": self._has_magazine or bool(self._collector.any()),
+            "assembly": self._has_assembly,
+            "sequential": self._has_sequential,
+            "runs": self._has_runs,
+            "workers": line.n_workers > 0,
+        }
+        self._written = _ALWAYS_WRITTEN + tuple(
+            name for part, names in _WRITTEN_BY.items() if present[part] for name in names
+        )
         self._next_valid = line.slot_valid[:, 1:]
         self._skill_flat = line.worker_skill.flatten()  # (W * R,) skill of worker w at row r
         self._worker_offset = (
@@ -315,7 +345,7 @@ class Engine:
                 index = torch.nonzero(active).squeeze(1)
                 sub_state, sub_rng = _select(state, index), _select_rng(rng, index)
                 self._settle(sub_state, torch.ones_like(index, dtype=torch.bool), n_active, sub_rng)
-                _write_back(state, sub_state, index)
+                _write_back(state, sub_state, index, self._written)
                 rng.counter.index_copy_(0, index, sub_rng.counter)
                 return
             self._sweep(state, active, rng)
