@@ -296,6 +296,8 @@ class Engine:
             name for part, names in _WRITTEN_BY.items() if present[part] for name in names
         )
         self._next_valid = line.slot_valid[:, 1:]
+        self._slot_index = torch.arange(line.cmax, device=device)
+        self._last_stops = torch.ones(1, line.null_buffer + 1, 1, dtype=torch.bool, device=device)
         self._skill_flat = line.worker_skill.flatten()  # (W * R,) skill of worker w at row r
         self._worker_offset = (
             torch.arange(line.n_workers, device=device)[None, :] * line.rows
@@ -655,41 +657,40 @@ class Engine:
 
     # --- slots --------------------------------------------------------------------------------
     def _slots(self, state: LineState, active: torch.Tensor) -> None:
-        """Arrivals due at ``now``, then carriers moving on into free slots (downstream first).
+        """Arrivals due at ``now``, then carriers moving on into free slots, as if downstream first.
 
         A moving carrier's ``ready`` is its arrival time and every other slot's is ``inf``, so
-        ``ready <= now`` alone marks the arrivals. Carriers can only move on when some arrived
-        carrier has a free slot right after it (a move frees a slot only for the carrier behind
-        it), so the downstream-first pass runs only then.
+        ``ready <= now`` alone marks the arrivals. Processing the slots downstream first, an
+        arrived carrier at slot ``k`` moves into ``k + 1`` when that slot is free or its own
+        arrived carrier moves on: so a run of arrived carriers ending at a free slot all move
+        one slot on. All slots are done at once: a carrier moves when the first slot after it
+        that cannot pass its carrier on is a free one.
         """
         act = active[:, None, None]
         arriving = act & (state.ready <= state.now[:, None, None])
         if bool(arriving.any()):
             state.arrived |= arriving
             state.ready = torch.where(arriving, INF, state.ready)
-        movable = act & state.arrived[:, :, :-1] & ~state.held[:, :, 1:] & self._next_valid
-        if not bool(movable.any()):
+        passes = act & state.arrived[:, :, :-1] & self._next_valid  # could move on to k + 1
+        if not bool((passes & ~state.held[:, :, 1:]).any()):
             return
+        # first slot at or after k that does not pass its carrier on (the last slot never does)
+        stops = torch.cat([~passes, self._last_stops.expand(passes.shape[0], -1, -1)], dim=2)
+        first_stop = torch.where(stops, self._slot_index, self.line.cmax)
+        first_stop = first_stop.flip(2).cummin(dim=2).values.flip(2)
+        frees = ~state.held.gather(2, first_stop)  # slot k is or will be free in this pass
+        move = passes & frees[:, :, 1:]  # (B, NB, C - 1): the carrier at k moves to k + 1
         arrival = state.now[:, None] + self.line.slot_time[None, :]
-        for k in range(self.line.cmax - 2, -1, -1):
-            move = (
-                active[:, None]
-                & state.arrived[:, :, k]
-                & ~state.held[:, :, k + 1]
-                & self._next_valid[None, :, k]
-            )
-            if not bool(move.any()):
-                continue
-            state.held[:, :, k + 1] |= move
-            state.ready[:, :, k + 1] = torch.where(move, arrival, state.ready[:, :, k + 1])
-            state.slot_created[:, :, k + 1] = torch.where(
-                move, state.slot_created[:, :, k], state.slot_created[:, :, k + 1]
-            )
-            state.slot_type[:, :, k + 1] = torch.where(
-                move, state.slot_type[:, :, k], state.slot_type[:, :, k + 1]
-            )
-            state.held[:, :, k] &= ~move
-            state.arrived[:, :, k] &= ~move
+        state.arrived[:, :, :-1] &= ~move
+        state.held[:, :, :-1] &= ~move
+        state.held[:, :, 1:] |= move
+        state.ready[:, :, 1:] = torch.where(move, arrival[:, :, None], state.ready[:, :, 1:])
+        state.slot_created[:, :, 1:] = torch.where(
+            move, state.slot_created[:, :, :-1], state.slot_created[:, :, 1:]
+        )
+        state.slot_type[:, :, 1:] = torch.where(
+            move, state.slot_type[:, :, :-1], state.slot_type[:, :, 1:]
+        )
 
     def _arrived_last(self, state: LineState, buffer: torch.Tensor) -> torch.Tensor:
         flat = buffer * self.line.cmax + self.line.last_slot[buffer]
