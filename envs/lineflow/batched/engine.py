@@ -284,6 +284,7 @@ class Engine:
         self._has_switch = bool(self._switch.any())
         self._has_magazine = bool(self._magazine.any())
         self._has_assembly = bool(self._assembly.any())
+        self._has_slowdown = bool((line.slowdown_max > 0).any())
         present = {
             "switch": self._has_switch,
             "storage": self._has_magazine or bool(self._collector.any()),
@@ -619,23 +620,19 @@ class Engine:
         now = state.now[:, None]
         waits = starting & self._source & (state.waiting > 0)
         state.wake = torch.where(waits, now + state.waiting, state.wake)
-        selected = line.inputs[self._row[None, :], state.index_in]
-        has_carrier = state.count.gather(1, selected) > 0
-        switch = starting & self._switch
-        state.cur_in = torch.where(switch & has_carrier, selected, state.cur_in)
-        state.wake = torch.where(switch & ~has_carrier, now + line.poll, state.wake)
-        magazine = starting & self._magazine
-        self._match_target(state, magazine)
-        state.wake = torch.where(magazine, now + line.getting_time, state.wake)
-        new_phase = torch.where(
-            waits,
-            WAIT,
-            torch.where(
-                switch,
-                torch.where(has_carrier, GET_WAIT, IN_POLL),
-                torch.where(magazine, FETCH, GET_WAIT),
-            ),
-        )
+        new_phase = torch.where(waits, WAIT, GET_WAIT)
+        if self._has_switch:
+            selected = line.inputs[self._row[None, :], state.index_in]
+            has_carrier = state.count.gather(1, selected) > 0
+            switch = starting & self._switch
+            state.cur_in = torch.where(switch & has_carrier, selected, state.cur_in)
+            state.wake = torch.where(switch & ~has_carrier, now + line.poll, state.wake)
+            new_phase = torch.where(switch, torch.where(has_carrier, GET_WAIT, IN_POLL), new_phase)
+        if self._has_magazine:
+            magazine = starting & self._magazine
+            self._match_target(state, magazine)
+            state.wake = torch.where(magazine, now + line.getting_time, state.wake)
+            new_phase = torch.where(magazine, FETCH, new_phase)
         return torch.where(starting, new_phase, phase)
 
     def _magazine_take(
@@ -748,10 +745,10 @@ class Engine:
         if line.n_workers:
             self._take_workers(state, mask & self._takes_at_work)
         u = rng.uniform(line.rows, 2, where=mask.any(dim=1)).to(torch.float64)
-        jump = self._assembly & (state.jump_start <= now) & (now < state.jump_end)
-        factor = torch.where(self._pooled, state.factor, 1.0) * torch.where(
-            jump, state.jump_factor, 1.0
-        )
+        factor = torch.where(self._pooled, state.factor, 1.0) if line.n_workers else 1.0
+        if self._has_slowdown:
+            jump = self._assembly & (state.jump_start <= now) & (now < state.jump_end)
+            factor = factor * torch.where(jump, state.jump_factor, 1.0)
         time = line.processing_time
         new_part = mask & self._source
         if self._has_runs and bool(new_part.any()):
