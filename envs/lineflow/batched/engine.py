@@ -285,6 +285,12 @@ class Engine:
         self._has_magazine = bool(self._magazine.any())
         self._has_assembly = bool(self._assembly.any())
         self._has_slowdown = bool((line.slowdown_max > 0).any())
+        # input and output buffers (and their timings) of lines without switches never change
+        self._fixed_in_last = self._last_slot(line.buffer_in)[None, :]
+        self._fixed_out_first = (line.buffer_out * line.cmax)[None, :]
+        self._fixed_get_time = line.get_time[line.buffer_in][None, :]
+        self._fixed_put_time = line.put_time[line.buffer_out][None, :]
+        self._fixed_put_scale = line.put_scale[line.buffer_out][None, :]
         present = {
             "switch": self._has_switch,
             "storage": self._has_magazine or bool(self._collector.any()),
@@ -372,12 +378,12 @@ class Engine:
         if self._has_sequential:
             pending |= phase == SEQ_NEXT
         waiting = phase == GET_WAIT
-        pending |= waiting & (self._no_input | self._arrived_last(state, state.cur_in))
+        pending |= waiting & (self._no_input | self._arrived_at(state, self._in_last_slot(state)))
         if self._has_assembly:
             k = state.comp_k.clamp(max=line.component.shape[1] - 1)
             buffer = line.component[self._row[None, :], k]
-            pending |= (phase == COMP_WAIT) & self._arrived_last(state, buffer)
-        first = state.cur_out * line.cmax
+            pending |= (phase == COMP_WAIT) & self._arrived_at(state, self._last_slot(buffer))
+        first = self._out_first_slot(state)
         pending |= (phase == PUT_WAIT) & ~state.held.flatten(1).gather(1, first)
         out = pending.any(dim=1)
         out |= (state.ready <= now[:, :, None]).flatten(1).any(dim=1)
@@ -538,21 +544,24 @@ class Engine:
         if now_in[GET_WAIT] or now_in[START]:
             waiting = act & (phase == GET_WAIT)
             start_work = start_work | (waiting & self._no_input)
-            ready = waiting & ~self._no_input & self._arrived_last(state, state.cur_in)
+            in_last = self._in_last_slot(state)
+            ready = waiting & ~self._no_input & self._arrived_at(state, in_last)
         else:
             ready = None
         if ready is not None and bool(ready.any()):
-            self._take(state, ready, state.cur_in, component=False)
+            self._take(state, ready, state.cur_in, in_last, component=False)
             phase = torch.where(ready, GETTING, phase)
-            state.wake = torch.where(ready, now + line.get_time[state.cur_in], state.wake)
+            get_time = line.get_time[state.cur_in] if self._has_switch else self._fixed_get_time
+            state.wake = torch.where(ready, now + get_time, state.wake)
         # COMP_WAIT: take an arrived component carrier from the k-th component buffer.
         if now_in[COMP_WAIT]:
             waiting = act & (phase == COMP_WAIT)
             k = state.comp_k.clamp(max=line.component.shape[1] - 1)
             buffer = line.component[self._row[None, :], k]
-            ready = waiting & self._arrived_last(state, buffer)
+            comp_last = self._last_slot(buffer)
+            ready = waiting & self._arrived_at(state, comp_last)
             if bool(ready.any()):
-                self._take(state, ready, buffer, component=True)
+                self._take(state, ready, buffer, comp_last, component=True)
                 phase = torch.where(ready, COMP_GETTING, phase)
                 state.wake = torch.where(ready, now + line.get_time[buffer], state.wake)
         # SEQ_NEXT: process the next part (after an error, with its probability), or put the
@@ -576,7 +585,7 @@ class Engine:
         free = None
         if now_in[PUT_WAIT] or now_in[OUT_CHECK] or now_in[SEQ_NEXT]:
             waiting = act & (phase == PUT_WAIT)
-            first = state.cur_out * line.cmax
+            first = self._out_first_slot(state)
             free = waiting & ~state.held.flatten(1).gather(1, first)
             phase = torch.where(free, PUTTING, phase)
         # phases are int8 (cheap comparisons); a where() of two constants widens them
@@ -689,15 +698,34 @@ class Engine:
             move, state.slot_type[:, :, :-1], state.slot_type[:, :, 1:]
         )
 
-    def _arrived_last(self, state: LineState, buffer: torch.Tensor) -> torch.Tensor:
-        flat = buffer * self.line.cmax + self.line.last_slot[buffer]
+    def _last_slot(self, buffer: torch.Tensor) -> torch.Tensor:
+        """Flat slot index (B, R) of the last slot of ``buffer`` (B, R)."""
+        return buffer * self.line.cmax + self.line.last_slot[buffer]
+
+    def _in_last_slot(self, state: LineState) -> torch.Tensor:
+        """Flat slot index (B, R) of the last slot of each row's ``cur_in``."""
+        if self._has_switch:  # only switches change their input buffer
+            return self._last_slot(state.cur_in)
+        return self._fixed_in_last.expand_as(state.cur_in)
+
+    def _out_first_slot(self, state: LineState) -> torch.Tensor:
+        """Flat slot index (B, R) of the first slot of each row's ``cur_out``."""
+        if self._has_switch:  # only switches change their output buffer
+            return state.cur_out * self.line.cmax
+        return self._fixed_out_first.expand_as(state.cur_out)
+
+    def _arrived_at(self, state: LineState, flat: torch.Tensor) -> torch.Tensor:
         return state.arrived.flatten(1).gather(1, flat)
 
     def _take(
-        self, state: LineState, mask: torch.Tensor, buffer: torch.Tensor, component: bool
+        self,
+        state: LineState,
+        mask: torch.Tensor,
+        buffer: torch.Tensor,
+        flat: torch.Tensor,
+        component: bool,
     ) -> None:
-        """Rows in ``mask`` (B, R) take the carrier in the last slot of ``buffer`` (B, R)."""
-        flat = buffer * self.line.cmax + self.line.last_slot[buffer]
+        """Rows in ``mask`` (B, R) take the carrier in the last slot ``flat`` of ``buffer``."""
         created = state.slot_created.flatten(1).gather(1, flat)
         origin = state.slot_type.flatten(1).gather(1, flat)
         if component:
@@ -714,16 +742,20 @@ class Engine:
 
     def _start_put(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
         line = self.line
-        first = state.cur_out * line.cmax
+        first = self._out_first_slot(state)
         claimed = torch.zeros(state.held.flatten(1).shape, dtype=torch.long, device=mask.device)
         claimed = claimed.scatter_add_(1, first, mask.long()).view_as(state.held) > 0
         state.held = state.held | claimed
         u = rng.uniform(line.rows, where=mask.any(dim=1)).to(torch.float64)
-        duration = line.put_time[state.cur_out] - torch.log1p(-u) * line.put_scale[state.cur_out]
+        if self._has_switch:
+            put_time, put_scale = line.put_time[state.cur_out], line.put_scale[state.cur_out]
+        else:
+            put_time, put_scale = self._fixed_put_time, self._fixed_put_scale
+        duration = put_time - torch.log1p(-u) * put_scale
         state.wake = torch.where(mask, state.now[:, None] + duration, state.wake)
 
     def _finish_put(self, state: LineState, mask: torch.Tensor) -> None:
-        first = state.cur_out * self.line.cmax
+        first = self._out_first_slot(state)
         put = torch.zeros(state.held.flatten(1).shape, dtype=torch.long, device=mask.device)
         put = put.scatter_add_(1, first, mask.long()) > 0
         # each real buffer has one upstream row, so the scatters below never collide on it
