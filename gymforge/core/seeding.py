@@ -41,20 +41,33 @@ def hash_uint32(key: torch.Tensor, counter: torch.Tensor, lane: torch.Tensor) ->
 
     The per-instance part (key, counter) is mixed once; each lane then costs one finaliser.
     """
+    return _hash_mixed_lane(key, counter, _mix_lane(lane))
+
+
+def _mix_lane(lane: torch.Tensor) -> torch.Tensor:
+    return (lane * 0xFD7046C5 + 0xB55A4F09) & _MASK32
+
+
+def _hash_mixed_lane(
+    key: torch.Tensor, counter: torch.Tensor, lane_mix: torch.Tensor
+) -> torch.Tensor:
+    """:func:`hash_uint32` with the lane already mixed by :func:`_mix_lane`."""
     counter_mix = (counter & _MASK32) * 0x165667B1 ^ ((counter >> 32) & _MASK32) * 0xD3A2646C
     h = _fmix32(key ^ (counter_mix & _MASK32))
-    return _fmix32(h ^ ((lane * 0xFD7046C5 + 0xB55A4F09) & _MASK32))
+    return _fmix32(h ^ lane_mix)
 
 
 _LANES: dict[tuple[int, torch.device], torch.Tensor] = {}
 
 
-def _lanes(n: int, device: torch.device) -> torch.Tensor:
-    """``arange(n)[None, :]`` as int64 on ``device``, made once per (n, device)."""
+def _mixed_lanes(n: int, device: torch.device) -> torch.Tensor:
+    """Lanes ``0 .. n-1`` as ``(1, n)`` int64 on ``device``, mixed by :func:`_mix_lane`; made
+    once per (n, device)."""
     key = (n, device)
     lane = _LANES.get(key)
     if lane is None:
-        lane = _LANES[key] = torch.arange(n, device=device, dtype=torch.int64)[None, :]
+        lane = torch.arange(n, device=device, dtype=torch.int64)[None, :]
+        lane = _LANES[key] = _mix_lane(lane)
     return lane
 
 
@@ -90,8 +103,8 @@ class InstanceRNG:
         (all when ``None``); draws for the others are computed but must be discarded by the
         caller. So an instance's stream depends on its own history only, never on the batch.
         """
-        lane = _lanes(math.prod(shape), self.seed.device)
-        bits = hash_uint32(self.key[:, None], self.counter[:, None], lane)
+        lane_mix = _mixed_lanes(math.prod(shape), self.seed.device)
+        bits = _hash_mixed_lane(self.key[:, None], self.counter[:, None], lane_mix)
         self.counter = self.counter + (1 if where is None else where.long())
         # 24 high bits give exactly representable float32 values in [0, 1).
         u = (bits >> 8).to(torch.float32) * (1.0 / 16777216.0)
