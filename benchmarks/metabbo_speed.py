@@ -312,9 +312,14 @@ def markdown(res: dict) -> str:
         f"{common.fmt_verdict(t['b64_ms_pass'])} ({(t['b64_ms'] or 0):.1f} ms).",
         "",
         "Both implementations compute, every generation, Q-Mamba's exact mean pairwise "
-        "distance feature and crowding's nearest neighbours, each O(P^2 D) per instance; at "
-        "P = 100 these dominate the batched cost (one 100x100 distance matrix per instance "
-        "and generation), so batching only removes the per-op Python overhead.",
+        "distance feature and crowding's nearest neighbours, each O(P^2 D) per instance (one "
+        "100x100 distance matrix each per instance and generation at P = 100). The batched env "
+        "computes each as one float32 matrix product per instance plus a few element-wise "
+        "passes over the [B, P, P] result (the square roots of all P^2 distances for the "
+        "feature; a first-index argmin by float arithmetic and two min-reductions for "
+        "crowding); with the float64 BBOB objective (transcendental functions), the counter-"
+        "based random numbers and the many small per-generation tensor ops, these make up "
+        "its cost on one CPU thread.",
         "",
         "Anchor: Q-Mamba's own Alg0 environment takes about 360 ms per episode (reference "
         "measurement, 2-vCPU machine).",

@@ -241,16 +241,42 @@ def _check_dimension(dimension: object, upper: int) -> int:
 # ----------------------------------------------------------------------------- evaluation
 
 
-def _kernel_args(inst: BBOBInstances, idx: Tensor, peaks: int) -> KernelArgs:
-    """Parameters of the instances at ``idx`` (only the first ``peaks`` Gallagher peaks)."""
+def _kernel_args(inst: BBOBInstances, idx: Tensor | None, peaks: int) -> KernelArgs:
+    """Parameters of the instances at ``idx`` (all if ``None``; only the first ``peaks``
+    Gallagher peaks)."""
+
+    def take(t: Tensor) -> Tensor:
+        return t if idx is None else t.index_select(0, idx)
+
     return KernelArgs(
-        x_opt=inst.x_opt.index_select(0, idx),
-        rot_r=inst.rot_r.index_select(0, idx),
-        rot_q=inst.rot_q.index_select(0, idx),
-        peak_centers=inst.peak_centers.index_select(0, idx)[:, :peaks],
-        peak_scales=inst.peak_scales.index_select(0, idx)[:, :peaks],
-        peak_weights=inst.peak_weights.index_select(0, idx)[:, :peaks],
+        x_opt=take(inst.x_opt),
+        rot_r=take(inst.rot_r),
+        rot_q=take(inst.rot_q),
+        peak_centers=take(inst.peak_centers)[:, :peaks],
+        peak_scales=take(inst.peak_scales)[:, :peaks],
+        peak_weights=take(inst.peak_weights)[:, :peaks],
     )
+
+
+def _groups(instances: BBOBInstances) -> list[tuple[int, Tensor | None, KernelArgs, Tensor]]:
+    """Per function id present: ``(fid, idx, kernel args, f_opt column [b, 1])``, ``idx`` the
+    rows of the batch (``None`` when the whole batch is that function).
+
+    Computed once per :class:`BBOBInstances` object (it is immutable) and kept on it, so that
+    evaluating the same instances every generation does not regroup them.
+    """
+    cached = instances.__dict__.get("_eval_groups")
+    if cached is not None:
+        return cached
+    groups = []
+    fids = torch.unique(instances.function_id).tolist()
+    for fid in fids:
+        idx = None if len(fids) == 1 else torch.nonzero(instances.function_id == fid).squeeze(1)
+        args = _kernel_args(instances, idx, GALLAGHER_PEAKS.get(fid, 0))
+        f_opt = instances.f_opt if idx is None else instances.f_opt.index_select(0, idx)
+        groups.append((fid, idx, args, f_opt[:, None]))
+    instances.__dict__["_eval_groups"] = groups  # a cache, not a field (frozen dataclass)
+    return groups
 
 
 def evaluate(instances: BBOBInstances, x: Tensor) -> Tensor:
@@ -268,20 +294,22 @@ def evaluate(instances: BBOBInstances, x: Tensor) -> Tensor:
     if x.device != instances.device:
         raise ValueError(f"x is on {x.device}, but the instances are on {instances.device}")
     x = x.to(torch.float64)
-    finite = torch.isfinite(x).all(-1)  # [B, P]
-    x = torch.where(finite[..., None], x, 0.0)
-    out = torch.empty(x.shape[:2], dtype=torch.float64, device=x.device)
-    for fid in torch.unique(instances.function_id).tolist():
-        idx = torch.nonzero(instances.function_id == fid).squeeze(1)
-        args = _kernel_args(instances, idx, GALLAGHER_PEAKS.get(fid, 0))
-        values = KERNELS[fid](args, x.index_select(0, idx)) + _f_opt_column(instances, idx)
-        out.index_copy_(0, idx, values)
-    return torch.where(finite & ~torch.isnan(out), out, math.inf)
-
-
-def _f_opt_column(instances: BBOBInstances, idx: Tensor) -> Tensor:
-    """``f_opt`` of the instances at ``idx`` as a ``[b, 1]`` column."""
-    return instances.f_opt.index_select(0, idx)[:, None]
+    # A finite sum means every coordinate is finite (NaN and infinities propagate), so the
+    # usual all-finite population skips the masking; a sum that overflows takes the slow path.
+    finite: Tensor | None = None
+    if not math.isfinite(float(x.sum())):
+        finite = torch.isfinite(x).all(-1)  # [B, P]
+        x = torch.where(finite[..., None], x, 0.0)
+    groups = _groups(instances)
+    if len(groups) == 1:
+        fid, _, args, f_opt = groups[0]
+        out = KERNELS[fid](args, x) + f_opt
+    else:
+        out = torch.empty(x.shape[:2], dtype=torch.float64, device=x.device)
+        for fid, idx, args, f_opt in groups:
+            out.index_copy_(0, idx, KERNELS[fid](args, x.index_select(0, idx)) + f_opt)
+    bad = torch.isnan(out) if finite is None else ~finite | torch.isnan(out)
+    return torch.where(bad, math.inf, out)
 
 
 # ----------------------------------------------------------------------------- constructors

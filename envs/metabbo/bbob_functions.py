@@ -105,12 +105,16 @@ def _rot(m: Tensor, z: Tensor) -> Tensor:
 
     Summed column by column with element-wise kernels rather than a BLAS ``bmm``, whose rounding
     can depend on the batch size and memory layout: each instance's result must not depend on
-    the rest of the batch.
+    the rest of the batch. The sum runs in a ``[b, D, P]`` layout, where each term is a column
+    of ``m`` times a contiguous row of ``z``'s transpose (a vectorised inner loop), then is
+    transposed back; the additions are the same, in the same order.
     """
-    out = z[..., :1] * m[:, None, :, 0]
-    for j in range(1, z.shape[-1]):
-        out = out + z[..., j : j + 1] * m[:, None, :, j]
-    return out
+    rows = z.transpose(1, 2).contiguous().split(1, dim=1)  # D x [b, 1, P]: z's coordinates
+    cols = m.unsqueeze(-1).unbind(2)  # D x [b, D, 1]: m's columns
+    out = cols[0] * rows[0]
+    for col, row in zip(cols[1:], rows[1:], strict=True):
+        out.add_(col * row)
+    return out.transpose(1, 2).contiguous()
 
 
 def _pow(base: Tensor, exponent: Tensor | float) -> Tensor:
@@ -128,15 +132,19 @@ def _shifted(a: KernelArgs, x: Tensor) -> Tensor:
 
 
 def _t_osz(z: Tensor) -> Tensor:
-    """BBOB's oscillation ``T_osz`` (element-wise; ``T_osz(0) = 0``)."""
-    nonzero = z != 0
-    log_abs = torch.log(torch.where(nonzero, z.abs(), 1.0)) / 0.1
+    """BBOB's oscillation ``T_osz`` (element-wise; ``T_osz(0) = 0``).
+
+    ``t = log|z| / 0.1``; ``c1, c2 = (1, 0.79)`` for ``z > 0``, ``(0.55, 0.31)`` otherwise;
+    ``sign(z) exp(0.1 (t + 0.49 (sin(c1 t) + sin(c2 t))))``. At ``z = 0`` the intermediate
+    values are not finite and the result is masked to 0.
+    """
     pos = z > 0
-    c1 = _pick(pos, 1.0, 0.55, z)
-    c2 = _pick(pos, 0.79, 0.31, z)
-    wiggle = 0.49 * (torch.sin(c1 * log_abs) + torch.sin(c2 * log_abs))
+    log_abs = torch.log(z.abs()).div_(0.1)
+    wiggle = torch.where(pos, log_abs, 0.55 * log_abs).sin_()
+    wiggle.add_(torch.where(pos, 0.79 * log_abs, 0.31 * log_abs).sin_()).mul_(0.49)
     # exp(0.1 * (t + w)) == exp(t + w) ** 0.1, without the overflow of the intermediate.
-    return torch.where(nonzero, torch.sign(z) * torch.exp(0.1 * (log_abs + wiggle)), 0.0)
+    out = torch.copysign(wiggle.add_(log_abs).mul_(0.1).exp_(), z)
+    return torch.where(z != 0, out, 0.0)
 
 
 def _t_asy(z: Tensor, beta: float) -> Tensor:

@@ -116,6 +116,8 @@ class MetaBBOState:
     @property
     def evaluations(self) -> Tensor:
         """``[B]`` int64 objective evaluations used this episode."""
+        if len(self.subpops) == 1:
+            return self.subpops[0].evaluations
         return torch.stack([s.evaluations for s in self.subpops]).sum(0)
 
 
@@ -138,6 +140,8 @@ def _union(subpops: tuple[DEState, ...]) -> tuple[Tensor, Tensor, Tensor]:
 
 def _best(subpops: tuple[DEState, ...]) -> tuple[Tensor, Tensor]:
     """Best-so-far point and value over the sub-populations (first on ties)."""
+    if len(subpops) == 1:
+        return subpops[0].best_x, subpops[0].best_f
     fs = torch.stack([s.best_f for s in subpops], dim=1)  # [B, S]
     idx = fs.argmin(1)
     xs = torch.stack([s.best_x for s in subpops], dim=1)  # [B, S, D]

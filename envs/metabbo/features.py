@@ -63,24 +63,34 @@ def pairwise_distances(a: Tensor, b: Tensor) -> Tensor:
 
     Both are first centred on ``b``'s mean row (distances do not change, cancellation in the
     matrix-product formula shrinks to the population's spread), then computed in float32 by
-    ``torch.cdist``'s matrix-product path: about 4x faster than the float64 difference path.
-    Each instance is its own matrix product, so its distances do not depend on the batch.
+    ``torch.cdist``'s matrix-product path (spelled out here, with the same arithmetic, so that
+    the large ``[B, Pa, Pb]`` result is clamped and square-rooted in place): about 4x faster than
+    the float64 difference path. Each instance is its own matrix product, so its distances do
+    not depend on the batch.
     """
     centre = b.mean(1, keepdim=True)
     a32, b32 = (a - centre).to(torch.float32), (b - centre).to(torch.float32)
-    return torch.cdist(a32, b32, compute_mode=_MM)
+    a_norm = a32.pow(2).sum(-1, keepdim=True)
+    b_norm = a_norm if b is a else b32.pow(2).sum(-1, keepdim=True)
+    a_pad, b_pad = torch.ones_like(a_norm), torch.ones_like(b_norm)
+    lhs = torch.cat([a32.mul(-2), a_norm, a_pad], -1)  # [B, Pa, D + 2]
+    rhs = torch.cat([b32, b_pad, b_norm], -1)  # [B, Pb, D + 2]
+    return lhs.matmul(rhs.mT).clamp_min_(0).sqrt_()
 
 
-def _pairwise_sum(x: Tensor, alive: Tensor) -> Tensor:
-    """``[B]`` sum of the distances over all ordered pairs of alive rows."""
-    pair = pairwise_distances(x, x).to(torch.float64)
-    if bool(alive.all()):
-        return pair.sum((-1, -2))
-    return torch.where(alive[:, :, None] & alive[:, None, :], pair, 0.0).sum((-1, -2))
+def _pairwise_sum(x: Tensor, alive: Tensor | None) -> Tensor:
+    """``[B]`` float64 sum of the distances over all ordered pairs of alive rows (``alive``
+    ``None``: every row)."""
+    pair = pairwise_distances(x, x)
+    if alive is None:
+        return pair.sum((-1, -2), dtype=torch.float64)
+    pair = torch.where(alive[:, :, None] & alive[:, None, :], pair, 0.0)
+    return pair.sum((-1, -2), dtype=torch.float64)
 
 
-def _masked_mean(v: Tensor, mask: Tensor, n: Tensor) -> Tensor:
-    return torch.where(mask, v, 0.0).sum(-1) / n
+def _masked_mean(v: Tensor, mask: Tensor | None, n: Tensor) -> Tensor:
+    """Mean of ``v`` over the last axis where ``mask`` (``None``: everywhere), ``n`` entries."""
+    return (v if mask is None else torch.where(mask, v, 0.0)).sum(-1) / n
 
 
 def status_features(
@@ -113,6 +123,7 @@ def status_features(
     d = x.shape[-1]
     diag = box_width * math.sqrt(d)
     n = alive.sum(-1).to(torch.float64)  # [B]
+    mask = None if bool(alive.all()) else alive  # the usual full population skips the masking
     finite_max = torch.isfinite(init_max)
     c_max = torch.where(finite_max, init_max, 0.0)
     c = torch.where(torch.isfinite(cost), cost, c_max[:, None])  # [B, P]
@@ -123,23 +134,23 @@ def status_features(
     span = (c_max - g0).clamp(min=0.0)
     gap_den = span + _EPS
 
-    cbest_key = torch.where(alive, c, math.inf)
+    cbest_key = c if mask is None else torch.where(mask, c, math.inf)
     cbest_idx = cbest_key.argmin(-1)  # [B]
     cbest = c.gather(1, cbest_idx[:, None]).squeeze(1)
-    x_c = x.gather(1, cbest_idx[:, None, None].expand(-1, 1, d))  # [B, 1, D]
+    x_c = x[torch.arange(x.shape[0], device=x.device), cbest_idx][:, None, :]  # [B, 1, D]
 
-    f0 = _masked_mean(c - g0[:, None], alive, n) / gap_den
-    f1 = _pairwise_sum(x, alive) / (n * n) / diag
-    mean_c = _masked_mean(c, alive, n)
-    var = _masked_mean((c - mean_c[:, None]) ** 2, alive, n)
+    f0 = _masked_mean(c - g0[:, None], mask, n) / gap_den
+    f1 = _pairwise_sum(x, mask) / (n * n) / diag
+    mean_c = _masked_mean(c, mask, n)
+    var = _masked_mean((c - mean_c[:, None]) ** 2, mask, n)
     f2 = var.sqrt() / (span / 2.0 + _EPS)
     f3 = (max_generations - generation).to(torch.float64) / max_generations
     f4 = stagnation.to(torch.float64) / max_generations
-    f5 = _masked_mean((x - x_c).norm(dim=-1), alive, n) / diag
-    f6 = _masked_mean(c - cbest[:, None], alive, n) / gap_den
+    f5 = _masked_mean((x - x_c).norm(dim=-1), mask, n) / diag
+    f6 = _masked_mean(c - cbest[:, None], mask, n) / gap_den
     bx = best_x.to(torch.float64)[:, None, :]
     bx = torch.where(torch.isfinite(bx), bx, 0.0)
-    f7 = _masked_mean((x - bx).norm(dim=-1), alive, n) / diag
+    f7 = _masked_mean((x - bx).norm(dim=-1), mask, n) / diag
     f8 = improved.to(torch.float64)
     cost_ok = ok.to(torch.float64)
     out = torch.stack([f0 * cost_ok, f1, f2 * cost_ok, f3, f4, f5, f6 * cost_ok, f7, f8], dim=-1)

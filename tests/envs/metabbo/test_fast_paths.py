@@ -1,0 +1,114 @@
+"""The speed-ups of the MetaBBO hot path compute bit for bit what their plain formulas compute."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from gymforge.envs.metabbo import bbob_functions as bf
+from gymforge.envs.metabbo import optimizer as opt
+from gymforge.envs.metabbo.bbob import evaluate, random_instances
+from gymforge.envs.metabbo.features import pairwise_distances
+
+
+def _plain_score(u: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    centre = x.mean(1, keepdim=True)
+    xc, uc = (x - centre).to(torch.float32), (u - centre).to(torch.float32)
+    return (xc * xc).sum(-1)[:, None, :] - 2.0 * torch.bmm(uc, xc.transpose(1, 2))
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_nearest_is_the_first_argmin(masked: bool) -> None:
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(6, 40, 5, dtype=torch.float64, generator=g) * 10 - 5
+    x[:, 20:30] = x[:, :10]  # duplicate rows: ties, the first index must win
+    u = torch.cat([x[:, :15], torch.rand(6, 25, 5, dtype=torch.float64, generator=g)], dim=1)
+    alive = torch.rand(6, 40, generator=g) < 0.7 if masked else torch.ones(6, 40, dtype=torch.bool)
+    alive[:, 0] = True
+    score = _plain_score(u, x)
+    expected = torch.where(alive[:, None, :], score, math.inf).argmin(-1)
+    assert torch.equal(opt._nearest(u, x, alive if masked else None), expected)
+
+
+def test_float32_threshold_compares_like_float64() -> None:
+    u = (torch.arange(0, 2**24, 97, dtype=torch.float64) / 2**24).to(torch.float32)
+    values = [b / 15 for b in range(16)] + [0.3, 2**-25, -0.0, 1.5, math.inf, -math.inf, math.nan]
+    for p in values:
+        p64 = torch.tensor([p], dtype=torch.float64)
+        assert torch.equal(u < opt._float32_threshold(p64), u.to(torch.float64) < p64), p
+
+
+@pytest.mark.parametrize("cr", [0.0, 0.4, 1.0])
+def test_exponential_crossover_matches_the_modular_formula(cr: float) -> None:
+    from gymforge.core.seeding import InstanceRNG
+
+    b, p, d = 3, 30, 7
+    config = opt.DEConfig(dimension=d, population_size=p, crossover="exponential")
+    x = torch.zeros(b, p, d, dtype=torch.float64)
+    v = torch.ones(b, p, d, dtype=torch.float64)
+    active = torch.ones(b, dtype=torch.bool)
+    rng, twin = InstanceRNG.create([1, 2, 3]), InstanceRNG.create([1, 2, 3])
+    take = opt._crossover(config, x, v, torch.full((b, 1, 1), cr, dtype=torch.float64), rng, active)
+    start = twin.integers(d, p, where=active)[..., None]
+    cont = twin.uniform(p, d - 1, where=active).to(torch.float64) < cr
+    length = 1 + torch.cumprod(cont.long(), dim=-1).sum(-1, keepdim=True)
+    expected = torch.remainder(torch.arange(d) - start, d) < length
+    assert torch.equal(take.bool(), expected)
+
+
+def test_rotation_is_the_sequential_column_sum() -> None:
+    g = torch.Generator().manual_seed(1)
+    m = torch.randn(4, 9, 9, dtype=torch.float64, generator=g)
+    z = torch.randn(4, 33, 9, dtype=torch.float64, generator=g)
+    expected = z[..., :1] * m[:, None, :, 0]
+    for j in range(1, 9):
+        expected = expected + z[..., j : j + 1] * m[:, None, :, j]
+    assert torch.equal(bf._rot(m, z), expected)
+
+
+def test_t_osz_matches_its_formula() -> None:
+    g = torch.Generator().manual_seed(2)
+    z = torch.randn(8, 500, dtype=torch.float64, generator=g) * 10.0 ** torch.randint(
+        -30, 30, (8, 1), generator=g
+    )
+    z[0, :4] = torch.tensor([0.0, -0.0, 5e-324, -5e-324], dtype=torch.float64)
+    nonzero = z != 0
+    t = torch.log(torch.where(nonzero, z.abs(), 1.0)) / 0.1
+    one = torch.tensor(1.0, dtype=torch.float64)
+    c1 = torch.where(z > 0, one, 0.55)  # float64 constants (two bare floats give float32)
+    c2 = torch.where(z > 0, one * 0.79, 0.31)
+    w = 0.49 * (torch.sin(c1 * t) + torch.sin(c2 * t))
+    expected = torch.where(nonzero, torch.sign(z) * torch.exp(0.1 * (t + w)), 0.0)
+    assert torch.equal(bf._t_osz(z), expected)
+
+
+def test_pairwise_distances_equal_cdist() -> None:
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(5, 37, 6, dtype=torch.float64, generator=g)
+    y = torch.randn(5, 41, 6, dtype=torch.float64, generator=g)
+    for a, b in ((x, x), (x, y)):
+        centre = b.mean(1, keepdim=True)
+        expected = torch.cdist(
+            (a - centre).to(torch.float32),
+            (b - centre).to(torch.float32),
+            compute_mode="use_mm_for_euclid_dist",
+        )
+        assert torch.equal(pairwise_distances(a, b), expected)
+
+
+def test_evaluate_fast_path_and_non_finite_rows() -> None:
+    inst = random_instances([1, 10, 10, 2], 4, [5, 6, 7, 8])
+    x = torch.rand(4, 6, 4, dtype=torch.float64) * 10 - 5
+    clean = evaluate(inst, x)
+    bad = x.clone()
+    bad[1, 2, 0], bad[3, 0, 3] = math.nan, math.inf
+    f = evaluate(inst, bad)
+    assert f[1, 2] == math.inf and f[3, 0] == math.inf
+    keep = torch.isfinite(bad).all(-1)
+    assert torch.equal(f[keep], clean[keep])
+    # the cached per-function grouping gives the same values as a fresh object
+    again = random_instances([1, 10, 10, 2], 4, [5, 6, 7, 8])
+    assert torch.equal(evaluate(again, x), clean)
+    assert torch.equal(evaluate(inst, x), clean)
