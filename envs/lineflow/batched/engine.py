@@ -211,10 +211,11 @@ def _draw_slowdowns(
     state.jump_factor = torch.where(has, factor, state.jump_factor)
 
 
-def _select(state: LineState, index: torch.Tensor) -> LineState:
-    return LineState(
-        **{f.name: getattr(state, f.name).index_select(0, index) for f in fields(LineState)}
-    )
+def _select(state: LineState, index: torch.Tensor, names: tuple[str, ...]) -> LineState:
+    """The instances ``index`` of ``state``; fields outside ``names`` are left ``None`` (so a rule
+    that reads one fails loudly instead of broadcasting a full-batch tensor)."""
+    chosen = {name: getattr(state, name).index_select(0, index) for name in names}
+    return LineState(**{f.name: chosen.get(f.name) for f in fields(LineState)})
 
 
 def _write_back(
@@ -227,7 +228,7 @@ def _write_back(
 
 # LineState fields that ``Engine.advance`` can change, by the line parts that change them
 # (the others -- waiting, target, jump_*, w_target, scrap_seen -- only actions, resets and
-# observations change)
+# observations change) ...
 _ALWAYS_WRITTEN = (
     "now", "phase", "wake", "started", "last_time", "carrier_created", "carrier_type", "n_parts",
     "held", "arrived", "ready", "slot_created", "slot_type", "count",
@@ -239,6 +240,14 @@ _WRITTEN_BY = {
     "sequential": ("seq_part", "seq_total"),
     "runs": ("run_left", "run_type"),
     "workers": ("factor", "w_station", "w_dest", "w_arrive", "w_holder"),
+}
+# ... and the fields it reads besides those (scrap_seen is for observations only)
+_ALWAYS_READ = ("waiting", "cur_in", "cur_out", "run_type")
+_READ_BY = {
+    "storage": ("target",),
+    "extra": ("seq_part",),  # part-dependent extra times look up the part being processed
+    "slowdown": ("jump_start", "jump_end", "jump_factor"),
+    "workers": ("w_target",),
 }
 
 
@@ -299,8 +308,16 @@ class Engine:
             "runs": self._has_runs,
             "workers": line.n_workers > 0,
         }
+        present |= {"extra": self._has_extra, "slowdown": self._has_slowdown}
         self._written = _ALWAYS_WRITTEN + tuple(
             name for part, names in _WRITTEN_BY.items() if present[part] for name in names
+        )
+        self._used = tuple(
+            dict.fromkeys(
+                self._written
+                + _ALWAYS_READ
+                + tuple(name for part, names in _READ_BY.items() if present[part] for name in names)
+            )
         )
         self._next_valid = line.slot_valid[:, 1:]
         self._slot_index = torch.arange(line.cmax, device=device)
@@ -317,7 +334,7 @@ class Engine:
             torch.where(state.held & ~state.arrived, state.ready, INF).flatten(1).min(dim=1).values
         )
         t = torch.minimum(state.wake.min(dim=1).values, moving)
-        if state.w_arrive.shape[1]:
+        if self.line.n_workers:
             t = torch.minimum(t, state.w_arrive.min(dim=1).values)
         return t
 
@@ -352,7 +369,8 @@ class Engine:
         for _ in range(MAX_SWEEPS):
             if n_active * COMPACT_BELOW < batch * COMPACT_ABOVE and batch - n_active >= COMPACT_MIN:
                 index = torch.nonzero(active).squeeze(1)
-                sub_state, sub_rng = _select(state, index), _select_rng(rng, index)
+                sub_state = _select(state, index, self._used)
+                sub_rng = _select_rng(rng, index)
                 self._settle(sub_state, torch.ones_like(index, dtype=torch.bool), n_active, sub_rng)
                 _write_back(state, sub_state, index, self._written)
                 rng.counter.index_copy_(0, index, sub_rng.counter)
@@ -511,7 +529,8 @@ class Engine:
                 if line.n_workers:
                     self._take_workers(state, done & self._takes_at_get)
                 to_components = done & self._assembly
-                state.comp_k = torch.where(to_components, 0, state.comp_k)
+                if self._has_assembly:
+                    state.comp_k = torch.where(to_components, 0, state.comp_k)
                 phase = torch.where(to_components, COMP_WAIT, torch.where(collected, START, phase))
                 if self._has_sequential:  # sequential processes first take the carrier in
                     handling = done & self._sequential
