@@ -41,6 +41,7 @@ from gymforge.agents.metabbo.agent import QMambaAgent, load_model, save_model
 from gymforge.agents.metabbo.qmamba import QMambaConfig
 from gymforge.agents.metabbo.train import TrainConfig, TrainResult, fit
 from gymforge.agents.random_agent import RandomAgent
+from gymforge.baselines.metabbo.behaviors import register_behavior
 from gymforge.envs.metabbo.dataset import (
     collect,
     load_dataset,
@@ -135,6 +136,7 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
+    register_behavior()  # the 'sb3' behaviour ($GYMFORGE_METABBO_SB3_EXPERT)
     suffix = ("_quick" if args.quick else "") + args.tag
     started = time.perf_counter()
     load_start = os.getloadavg()

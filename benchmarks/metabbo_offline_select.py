@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from gymforge.agents.metabbo.agent import load_agent
+from gymforge.baselines.metabbo.behaviors import register_behavior
 from gymforge.envs.metabbo.dataset import available_behaviors
 from gymforge.envs.metabbo.metrics import evaluate
 from gymforge.envs.metabbo.problems import split_functions
@@ -64,6 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("models", nargs="*", help="model folders to compare")
     p.add_argument("--baselines", default="random,shade", help="behaviour policies to include")
+    p.add_argument(
+        "--sb3", nargs="*", default=[], help="saved SB3 models (.zip, PPO) to compare as well"
+    )
+    p.add_argument(
+        "--sb3-sample", action="store_true", help="also play the SB3 models' sampled policies"
+    )
     p.add_argument("--seeds", type=int, default=4)
     p.add_argument("--instance-id", type=int, default=2)
     p.add_argument(
@@ -71,17 +78,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
     torch.set_num_threads(1)
+    register_behavior()  # the 'sb3' behaviour ($GYMFORGE_METABBO_SB3_EXPERT)
     fids = list(split_functions("easy", "train"))
     policies = {
         name: load_entry_point(available_behaviors()[name])
         for name in args.baselines.split(",")
         if name
     }
+    if args.sb3:
+        from gymforge.baselines.metabbo.sb3 import SB3PolicyAgent
+
+        policies.update({f"sb3:{m}": SB3PolicyAgent(m) for m in args.sb3})
+    if args.sb3 and args.sb3_sample:
+        policies.update(
+            {f"sb3-sampled:{m}": SB3PolicyAgent(m, deterministic=False) for m in args.sb3}
+        )
     policies.update({str(m): load_agent(m) for m in args.models})
     rows = {}
     for name, policy in policies.items():
         start = time.perf_counter()
-        logged = _ActionLog(policy) if str(name) in args.models else policy
+        logged = _ActionLog(policy) if name in args.models or name.startswith("sb3:") else policy
         out = evaluate(
             logged,
             split=fids,

@@ -5,5 +5,6 @@
   ``static_configs.json``, :class:`~.static.StaticAgent`, ``--agent static``);
 - jDE- and SHADE-style parameter adaptation as policies on the env: :mod:`.adaptive`
   (``--agent jde`` / ``--agent shade``);
-- online RL through Stable-Baselines3 (PPO/A2C on the batched env): :mod:`.sb3`.
+- online RL through Stable-Baselines3 (PPO/A2C on the batched env): :mod:`.sb3`; a saved model
+  is also the ``sb3`` behaviour policy of offline dataset collection (:mod:`.behaviors`).
 """

@@ -6,12 +6,27 @@ one is reached as ``python -m gymforge.baselines.metabbo.sb3 MetaBBO-v0 --steps 
 what MetaBBO needs: env keyword arguments (preset, split, dimension, ...) and training on the
 train subset through the batched torch env, then a test-split evaluation with
 :func:`gymforge.envs.metabbo.metrics.evaluate`. :class:`SB3PolicyAgent` plays a saved model.
+
+A trained model can also serve as the exploitation half of an offline dataset (Q-Mamba's experts
+are online-trained RL configurators): the behaviour name ``sb3`` (:data:`BEHAVIOR_NAME`) plays the
+model named by the environment variable ``GYMFORGE_METABBO_SB3_EXPERT`` (algorithm from
+``GYMFORGE_METABBO_SB3_ALGO``, default ``ppo``; greedy actions, sampled ones with
+``GYMFORGE_METABBO_SB3_SAMPLE=1``)::
+
+    GYMFORGE_METABBO_SB3_EXPERT=/tmp/ppo.zip gymforge dataset collect MetaBBO-v0 \
+        --behavior mix --mu 0.5 --expert sb3 --episodes 512 --seed 1000 --out /tmp/ds
+
+The name is added to :data:`gymforge.envs.metabbo.dataset.BEHAVIORS` by
+:func:`~gymforge.baselines.metabbo.behaviors.register_behavior` (re-exported here), which the
+MetaBBO ids' dataset collector (:func:`~gymforge.baselines.metabbo.behaviors.collect_cli`) and
+the offline benchmark scripts call before looking behaviours up.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +35,31 @@ import numpy as np
 import torch
 
 import gymforge  # noqa: F401 - registers the ids
+from gymforge.baselines.metabbo.behaviors import BEHAVIOR_NAME, collect_cli, register_behavior
 from gymforge.baselines.metabbo.common import as_batch, unbatch
 from gymforge.core.sb3 import as_sb3_vec_env
 
-__all__ = ["ALGORITHMS", "SB3PolicyAgent", "train_sb3"]
+__all__ = [
+    "ALGORITHMS",
+    "BEHAVIOR_NAME",
+    "EXPERT_ALGO_ENV",
+    "EXPERT_MODEL_ENV",
+    "EXPERT_SAMPLE_ENV",
+    "SB3Expert",
+    "SB3PolicyAgent",
+    "collect_cli",
+    "register_behavior",
+    "train_sb3",
+]
 
 ALGORITHMS = ("ppo", "a2c")
+#: environment variable with the saved model (``.zip``) the ``sb3`` behaviour plays
+EXPERT_MODEL_ENV = "GYMFORGE_METABBO_SB3_EXPERT"
+#: environment variable with that model's algorithm (``ppo`` or ``a2c``; default ``ppo``)
+EXPERT_ALGO_ENV = "GYMFORGE_METABBO_SB3_ALGO"
+#: environment variable: ``1`` samples the model's actions (seeded by ``reset(seed)``) instead of
+#: playing its greedy ones
+EXPERT_SAMPLE_ENV = "GYMFORGE_METABBO_SB3_SAMPLE"
 
 
 def _algorithm(name: str) -> Any:
@@ -35,20 +69,82 @@ def _algorithm(name: str) -> Any:
 
 
 class SB3PolicyAgent:
-    """Deterministic policy of a saved SB3 model (``reset``/``act`` agent protocol)."""
+    """Policy of a saved SB3 model (``reset``/``act`` agent protocol); greedy unless
+    ``deterministic=False`` (then sampled, seeded by ``reset(seed)``)."""
 
-    def __init__(self, path: str | Path, algo: str = "ppo") -> None:
+    def __init__(self, path: str | Path, algo: str = "ppo", deterministic: bool = True) -> None:
         if algo not in ALGORITHMS:
             raise ValueError(f"algo must be one of {ALGORITHMS}, got {algo!r}")
         self.model = _algorithm(algo).load(str(path), device="cpu")
+        self.deterministic = deterministic
 
     def reset(self, seed: int | None = None) -> None:
-        pass
+        if not self.deterministic and seed is not None:
+            self.model.set_random_seed(seed)  # the sampled actions' torch stream
 
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
         obs, single = as_batch(observation)
-        action, _ = self.model.predict(obs.astype(np.float32), deterministic=True)
+        action, _ = self.model.predict(obs.astype(np.float32), deterministic=self.deterministic)
         return unbatch(action, single)
+
+
+class SB3Expert(SB3PolicyAgent):
+    """Behaviour-policy factory ``SB3Expert(env)``: the model named by ``$GYMFORGE_METABBO_SB3_EXPERT``.
+
+    Greedy actions, or sampled ones with ``GYMFORGE_METABBO_SB3_SAMPLE=1`` (the torch stream is
+    seeded by ``reset(seed)``, so the sampled actions depend on the batch composition);
+    ``path``/``algo`` override the environment variables. The model's action space must match
+    the env's (same preset).
+    """
+
+    def __init__(self, env: Any = None, path: str | Path | None = None, algo: str | None = None):
+        path = path if path is not None else os.environ.get(EXPERT_MODEL_ENV)
+        if not path:
+            raise ValueError(
+                f"the {BEHAVIOR_NAME!r} behaviour needs a saved SB3 model: set {EXPERT_MODEL_ENV}"
+            )
+        if not Path(path).exists():
+            raise FileNotFoundError(f"{EXPERT_MODEL_ENV}: no SB3 model at {str(path)!r}")
+        sample = os.environ.get(EXPERT_SAMPLE_ENV, "0") not in ("", "0")
+        super().__init__(path, algo or os.environ.get(EXPERT_ALGO_ENV, "ppo"), not sample)
+        self.path = str(path)
+        space = getattr(env, "single_action_space", getattr(env, "action_space", None))
+        if space is not None and tuple(space.shape) != tuple(self.model.action_space.shape):
+            raise ValueError(
+                f"SB3 model {self.path!r} acts in {self.model.action_space}, the env in {space}"
+            )
+
+
+ERROR_FLOOR = 1e-8
+
+
+def log_error_reward_env(venv: Any, floor: float = ERROR_FLOOR) -> Any:
+    """SB3 ``VecEnv`` wrapper whose reward is the log-scale improvement of the best error.
+
+    ``(log10 e_{t-1} - log10 e_t) / (log10 e_0 - log10 floor)`` (errors floored at ``floor``),
+    the same reward as Q-Mamba's ``--reward log_error`` training option: an episode's rewards
+    sum to its normalised log10 error reduction, so late progress counts as much as early.
+    """
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    class LogErrorReward(VecEnvWrapper):
+        def reset(self):
+            self.previous = np.full(self.num_envs, np.nan)
+            return self.venv.reset()
+
+        def step_wait(self):
+            obs, _, dones, infos = self.venv.step_wait()
+            reward = np.zeros(self.num_envs, dtype=np.float32)
+            for i, info in enumerate(infos):
+                e = np.log10(max(float(info["best_error"]), floor))
+                e0 = np.log10(max(float(info["initial_error"]), floor))
+                prev = e0 if np.isnan(self.previous[i]) else self.previous[i]
+                span = e0 - np.log10(floor)
+                reward[i] = (prev - e) / span if span > 0 else 0.0
+                self.previous[i] = np.nan if dones[i] else e
+            return obs, reward, dones, infos
+
+    return LogErrorReward(venv)
 
 
 def build_parser(env_id: str) -> argparse.ArgumentParser:
@@ -66,6 +162,16 @@ def build_parser(env_id: str) -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="model path (.zip); default runs/...")
     p.add_argument("--eval-seeds", type=int, default=0, help="test-split seeds (0: skip)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--gamma", type=float, default=0.99, help="discount (1.0: the return is Perf)")
+    p.add_argument("--gae-lambda", type=float, default=0.95)
+    p.add_argument("--ent-coef", type=float, default=0.0, help="entropy bonus")
+    p.add_argument("--n-steps", type=int, default=None, help="rollout steps per env")
+    p.add_argument(
+        "--reward",
+        default="env",
+        choices=("env", "log_error"),
+        help="env: the env's Δe/e0; log_error: log-scale improvement (log_error_reward_env)",
+    )
     return p
 
 
@@ -84,10 +190,16 @@ def train_sb3(env_id: str, argv: list[str]) -> int:
     venv = gym.make_vec(
         env_id, num_envs=args.num_envs, vectorization_mode="vector_entry_point", **env_kwargs
     )
+    sb3_venv = as_sb3_vec_env(venv)
+    if args.reward == "log_error":
+        sb3_venv = log_error_reward_env(sb3_venv)
     model = _algorithm(args.algo)(
         "MlpPolicy",
-        as_sb3_vec_env(venv),
-        n_steps=max(8, 2048 // args.num_envs),
+        sb3_venv,
+        n_steps=args.n_steps or max(8, 2048 // args.num_envs),
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        ent_coef=args.ent_coef,
         seed=args.seed,
         device="cpu",
         verbose=0,

@@ -9,7 +9,7 @@ ORDER = 10
 _ENV = "gymforge.envs.metabbo.gym_env:MetaBBOEnv"
 _VEC_ENV = "gymforge.envs.metabbo.gym_env:MetaBBOVecEnv"
 _CAPS = Capabilities(batched=True, devices=("cpu", "cuda"), offline_dataset=True)
-_COLLECTOR = "gymforge.envs.metabbo.dataset:collect_cli"
+_COLLECTOR = "gymforge.baselines.metabbo.behaviors:collect_cli"  # dataset collect + "sb3" behaviour
 _BASELINES = "gymforge.baselines.metabbo"
 _AGENTS: dict[str, str] = {
     "static": f"{_BASELINES}.static:StaticAgent",  # best grid configuration on the train split
