@@ -320,8 +320,6 @@ class Engine:
             )
         )
         self._next_valid = line.slot_valid[:, 1:]
-        self._slot_index = torch.arange(line.cmax, device=device)
-        self._last_stops = torch.ones(1, line.null_buffer + 1, 1, dtype=torch.bool, device=device)
         self._skill_flat = line.worker_skill.flatten()  # (W * R,) skill of worker w at row r
         self._worker_offset = (
             torch.arange(line.n_workers, device=device)[None, :] * line.rows
@@ -688,8 +686,8 @@ class Engine:
         ``ready <= now`` alone marks the arrivals. Processing the slots downstream first, an
         arrived carrier at slot ``k`` moves into ``k + 1`` when that slot is free or its own
         arrived carrier moves on: so a run of arrived carriers ending at a free slot all move
-        one slot on. All slots are done at once: a carrier moves when the first slot after it
-        that cannot pass its carrier on is a free one.
+        one slot on. The moves of all slots are found first (a recurrence over the slots from
+        the last one) and then applied at once.
         """
         act = active[:, None, None]
         arriving = act & (state.ready <= state.now[:, None, None])
@@ -699,12 +697,14 @@ class Engine:
         passes = act & state.arrived[:, :, :-1] & self._next_valid  # could move on to k + 1
         if not bool((passes & ~state.held[:, :, 1:]).any()):
             return
-        # first slot at or after k that does not pass its carrier on (the last slot never does)
-        stops = torch.cat([~passes, self._last_stops.expand(passes.shape[0], -1, -1)], dim=2)
-        first_stop = torch.where(stops, self._slot_index, self.line.cmax)
-        first_stop = first_stop.flip(2).cummin(dim=2).values.flip(2)
-        frees = ~state.held.gather(2, first_stop)  # slot k is or will be free in this pass
-        move = passes & frees[:, :, 1:]  # (B, NB, C - 1): the carrier at k moves to k + 1
+        # slot k is or will be free in this pass: free now, or passing on into a slot that is
+        # (a short recurrence from the last slot, which never passes its carrier on)
+        free_now = ~state.held
+        frees = [free_now[:, :, -1]]
+        for k in range(self.line.cmax - 2, 0, -1):
+            frees.append(free_now[:, :, k] | (passes[:, :, k] & frees[-1]))
+        frees = torch.stack(frees[::-1], dim=2)  # (B, NB, C - 1): slots 1 .. C - 1
+        move = passes & frees  # (B, NB, C - 1): the carrier at k moves to k + 1
         arrival = state.now[:, None] + self.line.slot_time[None, :]
         state.arrived[:, :, :-1] &= ~move
         state.held[:, :, :-1] &= ~move
