@@ -211,6 +211,11 @@ def _draw_slowdowns(
     state.jump_factor = torch.where(has, factor, state.jump_factor)
 
 
+def _only(mask: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor:
+    """``mask & rows``, or ``rows`` when ``mask`` is None (every instance active)."""
+    return rows if mask is None else mask & rows
+
+
 def _select(state: LineState, index: torch.Tensor, names: tuple[str, ...]) -> LineState:
     """The instances ``index`` of ``state``; fields outside ``names`` are left ``None`` (so a rule
     that reads one fails loudly instead of broadcasting a full-batch tensor)."""
@@ -259,9 +264,9 @@ def _select_rng(rng: InstanceRNG, index: torch.Tensor) -> InstanceRNG:
     )
 
 
-def _phase_counts(mask: torch.Tensor, phase: torch.Tensor) -> list[int]:
-    """Number of rows selected by ``mask`` (B, R) in each phase (one host sync)."""
-    selected = torch.where(mask, phase, N_PHASES).flatten().long()
+def _phase_counts(mask: torch.Tensor | None, phase: torch.Tensor) -> list[int]:
+    """Number of rows selected by ``mask`` (B, R; None: all) in each phase (one host sync)."""
+    selected = (phase if mask is None else torch.where(mask, phase, N_PHASES)).flatten().long()
     return torch.bincount(selected, minlength=N_PHASES + 1)[:N_PHASES].tolist()
 
 
@@ -373,7 +378,7 @@ class Engine:
                 _write_back(state, sub_state, index, self._written)
                 rng.counter.index_copy_(0, index, sub_rng.counter)
                 return
-            self._sweep(state, active, rng)
+            self._sweep(state, active, rng, everyone=n_active == batch)
             active = active & self._pending(state)
             n_active = int(active.sum())
             if n_active == 0:
@@ -428,7 +433,9 @@ class Engine:
             self._workers_leave(state, torch.ones_like(state.now, dtype=torch.bool))
 
     # --- one sweep ----------------------------------------------------------------------------
-    def _sweep(self, state: LineState, active: torch.Tensor, rng: InstanceRNG) -> None:
+    def _sweep(
+        self, state: LineState, active: torch.Tensor, rng: InstanceRNG, everyone: bool = False
+    ) -> None:
         """One pass of everything that happens at ``state.now`` in the ``active`` instances.
 
         Every rule is applied with masks over the whole batch; a rule that concerns no row at
@@ -436,11 +443,11 @@ class Engine:
         """
         line = self.line
         now = state.now[:, None]
-        act = active[:, None]
-        self._slots(state, active)
+        act = None if everyone else active[:, None]  # None: every instance (no masking)
+        self._slots(state, None if everyone else active)
         if line.n_workers:
-            self._workers_arrive(state, active)
-        due = act & (state.wake <= now)
+            self._workers_arrive(state, None if everyone else active)
+        due = _only(act, state.wake <= now)
         phase = state.phase
         start_work = torch.zeros_like(due)
         failed = torch.zeros_like(due)
@@ -555,11 +562,11 @@ class Engine:
         now_in = _phase_counts(act, phase)
         # START.
         if now_in[START]:
-            starting = act & (phase == START)
+            starting = _only(act, phase == START)
             phase = self._start(state, starting, phase)
         # GET_WAIT: unlimited sources work at once; others take an arrived carrier.
         if now_in[GET_WAIT] or now_in[START]:
-            waiting = act & (phase == GET_WAIT)
+            waiting = _only(act, phase == GET_WAIT)
             start_work = start_work | (waiting & self._no_input)
             in_last = self._in_last_slot(state)
             ready = waiting & ~self._no_input & self._arrived_at(state, in_last)
@@ -572,7 +579,7 @@ class Engine:
             state.wake = torch.where(ready, now + get_time, state.wake)
         # COMP_WAIT: take an arrived component carrier from the k-th component buffer.
         if now_in[COMP_WAIT]:
-            waiting = act & (phase == COMP_WAIT)
+            waiting = _only(act, phase == COMP_WAIT)
             k = state.comp_k.clamp(max=line.component.shape[1] - 1)
             buffer = line.component[self._row[None, :], k]
             comp_last = self._last_slot(buffer)
@@ -584,7 +591,7 @@ class Engine:
         # SEQ_NEXT: process the next part (after an error, with its probability), or put the
         # carrier on when every part is done.
         if now_in[SEQ_NEXT]:
-            next_part = act & (phase == SEQ_NEXT)
+            next_part = _only(act, phase == SEQ_NEXT)
             start_work, phase = self._next_part(state, next_part, start_work, phase, rng)
         # Start processing.
         if bool(start_work.any()):
@@ -592,7 +599,7 @@ class Engine:
             phase = torch.where(start_work, WORKING, phase)
         # OUT_CHECK (switches): the selected output must not be full.
         if now_in[OUT_CHECK]:
-            checking = act & (phase == OUT_CHECK)
+            checking = _only(act, phase == OUT_CHECK)
             selected = line.outputs[self._row[None, :], state.index_out]
             room = state.count.gather(1, selected) < line.capacity[selected]
             state.cur_out = torch.where(checking & room, selected, state.cur_out)
@@ -601,7 +608,7 @@ class Engine:
         # PUT_WAIT: claim the first slot of the output when it is free.
         free = None
         if now_in[PUT_WAIT] or now_in[OUT_CHECK] or now_in[SEQ_NEXT]:
-            waiting = act & (phase == PUT_WAIT)
+            waiting = _only(act, phase == PUT_WAIT)
             first = self._out_first_slot(state)
             free = waiting & ~state.held.flatten(1).gather(1, first)
             phase = torch.where(free, PUTTING, phase)
@@ -679,7 +686,7 @@ class Engine:
         state.stored = torch.where(matched, state.target, state.stored)
 
     # --- slots --------------------------------------------------------------------------------
-    def _slots(self, state: LineState, active: torch.Tensor) -> None:
+    def _slots(self, state: LineState, active: torch.Tensor | None) -> None:
         """Arrivals due at ``now``, then carriers moving on into free slots, as if downstream first.
 
         A moving carrier's ``ready`` is its arrival time and every other slot's is ``inf``, so
@@ -689,12 +696,12 @@ class Engine:
         one slot on. The moves of all slots are found first (a recurrence over the slots from
         the last one) and then applied at once.
         """
-        act = active[:, None, None]
-        arriving = act & (state.ready <= state.now[:, None, None])
+        act = None if active is None else active[:, None, None]
+        arriving = _only(act, state.ready <= state.now[:, None, None])
         if bool(arriving.any()):
             state.arrived |= arriving
             state.ready = torch.where(arriving, INF, state.ready)
-        passes = act & state.arrived[:, :, :-1] & self._next_valid  # could move on to k + 1
+        passes = _only(act, state.arrived[:, :, :-1] & self._next_valid)  # could move to k + 1
         if not bool((passes & ~state.held[:, :, 1:]).any()):
             return
         # slot k is or will be free in this pass: free now, or passing on into a slot that is
@@ -868,8 +875,10 @@ class Engine:
             walk, state.now[:, None] + self.line.worker_transition, state.w_arrive
         )
 
-    def _workers_arrive(self, state: LineState, active: torch.Tensor) -> None:
-        arriving = active[:, None] & (state.w_arrive <= state.now[:, None])
+    def _workers_arrive(self, state: LineState, active: torch.Tensor | None) -> None:
+        arriving = _only(
+            None if active is None else active[:, None], state.w_arrive <= state.now[:, None]
+        )
         if not bool(arriving.any()):
             return
         state.w_station = torch.where(arriving, state.w_dest, state.w_station)
