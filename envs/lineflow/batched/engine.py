@@ -325,6 +325,11 @@ class Engine:
             )
         )
         self._next_valid = line.slot_valid[:, 1:]
+        # flat slot space (NB * C): slot i can pass its carrier on to slot i + 1
+        passable = torch.zeros_like(line.slot_valid)
+        passable[:, :-1] = self._next_valid
+        self._passable = passable.flatten()[:-1]
+        self._slot_time_flat = line.slot_time[:, None].expand_as(line.slot_valid).flatten()
         self._skill_flat = line.worker_skill.flatten()  # (W * R,) skill of worker w at row r
         self._worker_offset = (
             torch.arange(line.n_workers, device=device)[None, :] * line.rows
@@ -701,28 +706,35 @@ class Engine:
         if bool(arriving.any()):
             state.arrived |= arriving
             state.ready = torch.where(arriving, INF, state.ready)
-        passes = _only(act, state.arrived[:, :, :-1] & self._next_valid)  # could move to k + 1
-        if not bool((passes & ~state.held[:, :, 1:]).any()):
+        # in the flattened (B, NB * C) slot space, slot i + 1 is the next slot of slot i
+        # (``_passable`` is False at every buffer's last slot, so no move crosses buffers);
+        # flat 2-D operations run as long loops, far faster than ones over (B, NB, C - 1) slices
+        batch = state.held.shape[0]
+        arrived = state.arrived.view(batch, -1)  # views: the updates below are in place
+        held = state.held.view(batch, -1)
+        passes = arrived[:, :-1] & self._passable  # the carrier at i could move on to i + 1
+        if act is not None:
+            passes &= act[:, :, 0]
+        free_now = ~held[:, 1:]
+        if not bool((passes & free_now).any()):
             return
-        # slot k is or will be free in this pass: free now, or passing on into a slot that is
-        # (a short recurrence from the last slot, which never passes its carrier on)
-        free_now = ~state.held
-        frees = [free_now[:, :, -1]]
-        for k in range(self.line.cmax - 2, 0, -1):
-            frees.append(free_now[:, :, k] | (passes[:, :, k] & frees[-1]))
-        frees = torch.stack(frees[::-1], dim=2)  # (B, NB, C - 1): slots 1 .. C - 1
-        move = passes & frees  # (B, NB, C - 1): the carrier at k moves to k + 1
-        arrival = state.now[:, None] + self.line.slot_time[None, :]
-        state.arrived[:, :, :-1] &= ~move
-        state.held[:, :, :-1] &= ~move
-        state.held[:, :, 1:] |= move
-        state.ready[:, :, 1:] = torch.where(move, arrival[:, :, None], state.ready[:, :, 1:])
-        state.slot_created[:, :, 1:] = torch.where(
-            move, state.slot_created[:, :, :-1], state.slot_created[:, :, 1:]
-        )
-        state.slot_type[:, :, 1:] = torch.where(
-            move, state.slot_type[:, :, :-1], state.slot_type[:, :, 1:]
-        )
+        # slot i + 1 is or will be free in this pass: free now, or passing its carrier on into
+        # a slot that is; a chain of passing carriers is at most C - 1 long
+        frees = free_now
+        for _ in range(self.line.cmax - 2):
+            chained = free_now[:, :-1] | (passes[:, 1:] & frees[:, 1:])
+            frees = torch.cat([chained, free_now[:, -1:]], dim=1)
+        move = passes & frees  # (B, NB * C - 1): the carrier at i moves to i + 1
+        arrival = state.now[:, None] + self._slot_time_flat
+        arrived[:, :-1] &= ~move
+        held[:, :-1] &= ~move
+        held[:, 1:] |= move
+        ready = state.ready.view(batch, -1)
+        ready[:, 1:] = torch.where(move, arrival[:, 1:], ready[:, 1:])
+        created = state.slot_created.view(batch, -1)
+        created[:, 1:] = torch.where(move, created[:, :-1], created[:, 1:])
+        kind = state.slot_type.view(batch, -1)
+        kind[:, 1:] = torch.where(move, kind[:, :-1], kind[:, 1:])
 
     def _last_slot(self, buffer: torch.Tensor) -> torch.Tensor:
         """Flat slot index (B, R) of the last slot of ``buffer`` (B, R)."""
