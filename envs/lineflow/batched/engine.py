@@ -412,9 +412,10 @@ class Engine:
         first = self._out_first_slot(state)
         pending |= (phase == PUT_WAIT) & ~state.held.flatten(1).gather(1, first)
         out = pending.any(dim=1)
-        out |= (state.ready <= now[:, :, None]).flatten(1).any(dim=1)
-        movable = state.arrived[:, :, :-1] & ~state.held[:, :, 1:] & self._next_valid[None]
-        out |= movable.flatten(1).any(dim=1)
+        batch = state.held.shape[0]
+        out |= (state.ready.view(batch, -1) <= now).any(dim=1)
+        arrived, held = state.arrived.view(batch, -1), state.held.view(batch, -1)
+        out |= (arrived[:, :-1] & ~held[:, 1:] & self._passable).any(dim=1)
         if line.n_workers:
             out |= (state.w_arrive <= now).any(dim=1)
         return out
@@ -701,20 +702,21 @@ class Engine:
         one slot on. The moves of all slots are found first (a recurrence over the slots from
         the last one) and then applied at once.
         """
-        act = None if active is None else active[:, None, None]
-        arriving = _only(act, state.ready <= state.now[:, None, None])
+        batch = state.held.shape[0]
+        act = None if active is None else active[:, None]
+        ready = state.ready.view(batch, -1)  # flat (B, NB * C) views, see below
+        arriving = _only(act, ready <= state.now[:, None])
         if bool(arriving.any()):
-            state.arrived |= arriving
-            state.ready = torch.where(arriving, INF, state.ready)
+            state.arrived.view(batch, -1).logical_or_(arriving)
+            ready.masked_fill_(arriving, INF)
         # in the flattened (B, NB * C) slot space, slot i + 1 is the next slot of slot i
         # (``_passable`` is False at every buffer's last slot, so no move crosses buffers);
         # flat 2-D operations run as long loops, far faster than ones over (B, NB, C - 1) slices
-        batch = state.held.shape[0]
         arrived = state.arrived.view(batch, -1)  # views: the updates below are in place
         held = state.held.view(batch, -1)
         passes = arrived[:, :-1] & self._passable  # the carrier at i could move on to i + 1
         if act is not None:
-            passes &= act[:, :, 0]
+            passes &= act
         free_now = ~held[:, 1:]
         if not bool((passes & free_now).any()):
             return
@@ -729,7 +731,6 @@ class Engine:
         arrived[:, :-1] &= ~move
         held[:, :-1] &= ~move
         held[:, 1:] |= move
-        ready = state.ready.view(batch, -1)
         ready[:, 1:] = torch.where(move, arrival[:, 1:], ready[:, 1:])
         created = state.slot_created.view(batch, -1)
         created[:, 1:] = torch.where(move, created[:, :-1], created[:, 1:])
