@@ -211,6 +211,12 @@ def _draw_slowdowns(
     state.jump_factor = torch.where(has, factor, state.jump_factor)
 
 
+def _lookup(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``table[index]`` for a 1-D ``table``: an index_select, several times faster on the CPU than
+    advanced indexing at these sizes."""
+    return table.index_select(0, index.reshape(-1)).view(index.shape)
+
+
 def _only(mask: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor:
     """``mask & rows``, or ``rows`` when ``mask`` is None (every instance active)."""
     return rows if mask is None else mask & rows
@@ -325,6 +331,14 @@ class Engine:
             )
         )
         self._next_valid = line.slot_valid[:, 1:]
+        # (R, width) tables indexed by (row, choice), flattened for _lookup
+        self._component_flat = line.component.flatten()
+        self._component_offset = self._row * line.component.shape[1]
+        self._inputs_flat = line.inputs.flatten()
+        self._inputs_offset = self._row * line.inputs.shape[1]
+        self._outputs_flat = line.outputs.flatten()
+        self._outputs_offset = self._row * line.outputs.shape[1]
+        self._condition_flat = line.condition.flatten()
         # flat slot space (NB * C): slot i can pass its carrier on to slot i + 1
         passable = torch.zeros_like(line.slot_valid)
         passable[:, :-1] = self._next_valid
@@ -407,7 +421,7 @@ class Engine:
         pending |= waiting & (self._no_input | self._arrived_at(state, self._in_last_slot(state)))
         if self._has_assembly:
             k = state.comp_k.clamp(max=line.component.shape[1] - 1)
-            buffer = line.component[self._row[None, :], k]
+            buffer = _lookup(self._component_flat, self._component_offset + k)
             pending |= (phase == COMP_WAIT) & self._arrived_at(state, self._last_slot(buffer))
         first = self._out_first_slot(state)
         pending |= (phase == PUT_WAIT) & ~state.held.flatten(1).gather(1, first)
@@ -520,7 +534,7 @@ class Engine:
             # COMP_GETTING ends: check the component's assembly condition.
             if due_in[COMP_GETTING]:
                 done = due & (phase == COMP_GETTING)
-                limit = line.condition[state.comp_type, self._row.expand_as(state.comp_type)]
+                limit = _lookup(self._condition_flat, state.comp_type * line.rows + self._row)
                 valid = (now - state.comp_created) < limit
                 ok, failed = done & valid, done & ~valid
                 next_k = state.comp_k + ok.long()
@@ -581,19 +595,21 @@ class Engine:
         if ready is not None and bool(ready.any()):
             self._take(state, ready, state.cur_in, in_last, component=False)
             phase = torch.where(ready, GETTING, phase)
-            get_time = line.get_time[state.cur_in] if self._has_switch else self._fixed_get_time
+            get_time = (
+                _lookup(line.get_time, state.cur_in) if self._has_switch else self._fixed_get_time
+            )
             state.wake = torch.where(ready, now + get_time, state.wake)
         # COMP_WAIT: take an arrived component carrier from the k-th component buffer.
         if now_in[COMP_WAIT]:
             waiting = _only(act, phase == COMP_WAIT)
             k = state.comp_k.clamp(max=line.component.shape[1] - 1)
-            buffer = line.component[self._row[None, :], k]
+            buffer = _lookup(self._component_flat, self._component_offset + k)
             comp_last = self._last_slot(buffer)
             ready = waiting & self._arrived_at(state, comp_last)
             if bool(ready.any()):
                 self._take(state, ready, buffer, comp_last, component=True)
                 phase = torch.where(ready, COMP_GETTING, phase)
-                state.wake = torch.where(ready, now + line.get_time[buffer], state.wake)
+                state.wake = torch.where(ready, now + _lookup(line.get_time, buffer), state.wake)
         # SEQ_NEXT: process the next part (after an error, with its probability), or put the
         # carrier on when every part is done.
         if now_in[SEQ_NEXT]:
@@ -606,8 +622,8 @@ class Engine:
         # OUT_CHECK (switches): the selected output must not be full.
         if now_in[OUT_CHECK]:
             checking = _only(act, phase == OUT_CHECK)
-            selected = line.outputs[self._row[None, :], state.index_out]
-            room = state.count.gather(1, selected) < line.capacity[selected]
+            selected = _lookup(self._outputs_flat, self._outputs_offset + state.index_out)
+            room = state.count.gather(1, selected) < _lookup(line.capacity, selected)
             state.cur_out = torch.where(checking & room, selected, state.cur_out)
             state.wake = torch.where(checking & ~room, now + line.poll, state.wake)
             phase = torch.where(checking, torch.where(room, PUT_WAIT, OUT_POLL), phase)
@@ -639,15 +655,18 @@ class Engine:
     ) -> tuple[torch.Tensor, torch.Tensor]:
         line = self.line
         now = state.now[:, None]
-        count = line.part_count.flatten()[state.carrier_type * line.rows + self._row]
+        count = _lookup(line.part_count.flatten(), state.carrier_type * line.rows + self._row)
         finished = mask & (state.seq_part >= count)
         state.last_time = torch.where(finished, state.seq_total, state.last_time)
         todo = mask & ~finished
         flat = self._part_index(state)
-        probability = line.part_error_probability.flatten()[flat]
+        probability = _lookup(line.part_error_probability.flatten(), flat)
         u = rng.uniform(line.rows, 2, where=todo.any(dim=1)).to(torch.float64)
         error = todo & (u[..., 0] < probability)
-        duration = line.part_error_time.flatten()[flat] - torch.log1p(-u[..., 1]) * line.error_scale
+        duration = (
+            _lookup(line.part_error_time.flatten(), flat)
+            - torch.log1p(-u[..., 1]) * line.error_scale
+        )
         state.started = torch.where(error, now, state.started)
         state.wake = torch.where(error, now + duration, state.wake)
         phase = torch.where(finished, PUT_WAIT, torch.where(error, SEQ_ERROR, phase))
@@ -661,7 +680,7 @@ class Engine:
         state.wake = torch.where(waits, now + state.waiting, state.wake)
         new_phase = torch.where(waits, WAIT, GET_WAIT)
         if self._has_switch:
-            selected = line.inputs[self._row[None, :], state.index_in]
+            selected = _lookup(self._inputs_flat, self._inputs_offset + state.index_in)
             has_carrier = state.count.gather(1, selected) > 0
             switch = starting & self._switch
             state.cur_in = torch.where(switch & has_carrier, selected, state.cur_in)
@@ -739,7 +758,7 @@ class Engine:
 
     def _last_slot(self, buffer: torch.Tensor) -> torch.Tensor:
         """Flat slot index (B, R) of the last slot of ``buffer`` (B, R)."""
-        return buffer * self.line.cmax + self.line.last_slot[buffer]
+        return buffer * self.line.cmax + _lookup(self.line.last_slot, buffer)
 
     def _in_last_slot(self, state: LineState) -> torch.Tensor:
         """Flat slot index (B, R) of the last slot of each row's ``cur_in``."""
@@ -787,7 +806,8 @@ class Engine:
         state.held = state.held | claimed
         u = rng.uniform(line.rows, where=mask.any(dim=1)).to(torch.float64)
         if self._has_switch:
-            put_time, put_scale = line.put_time[state.cur_out], line.put_scale[state.cur_out]
+            put_time = _lookup(line.put_time, state.cur_out)
+            put_scale = _lookup(line.put_scale, state.cur_out)
         else:
             put_time, put_scale = self._fixed_put_time, self._fixed_put_scale
         duration = put_time - torch.log1p(-u) * put_scale
@@ -827,8 +847,8 @@ class Engine:
         if self._has_extra:
             # a source's own parts are new (type from its run); sequential processes look up
             # the part being processed, everything else the carrier's parts
-            carrier = line.type_extra.flatten()[state.carrier_type * line.rows + self._row]
-            part = line.part_extra.flatten()[self._part_index(state)]
+            carrier = _lookup(line.type_extra.flatten(), state.carrier_type * line.rows + self._row)
+            part = _lookup(line.part_extra.flatten(), self._part_index(state))
             extra = torch.where(self._sequential, part, carrier)
             time = time + torch.where(self._source, 0.0, extra)
         duration = time * factor - torch.log1p(-u[..., 0]) * line.noise_scale
