@@ -25,6 +25,7 @@ the offline benchmark scripts call before looking behaviours up.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -106,8 +107,16 @@ class SB3Expert(SB3PolicyAgent):
         if not Path(path).exists():
             raise FileNotFoundError(f"{EXPERT_MODEL_ENV}: no SB3 model at {str(path)!r}")
         sample = os.environ.get(EXPERT_SAMPLE_ENV, "0") not in ("", "0")
-        super().__init__(path, algo or os.environ.get(EXPERT_ALGO_ENV, "ppo"), not sample)
+        algo = algo or os.environ.get(EXPERT_ALGO_ENV, "ppo")
+        super().__init__(path, algo, not sample)
         self.path = str(path)
+        #: recorded in a collected dataset's metadata (``behavior_provenance``)
+        self.provenance = {
+            "model": self.path,
+            "model_sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+            "algo": algo,
+            "actions": "sampled" if sample else "greedy",
+        }
         space = getattr(env, "single_action_space", getattr(env, "action_space", None))
         if space is not None and tuple(space.shape) != tuple(self.model.action_space.shape):
             raise ValueError(

@@ -312,6 +312,7 @@ def collect(
 
     chunks: list[dict[str, np.ndarray]] = []
     nvec: list[int] = []
+    provenance: dict[str, Any] = {}
     start_time = time.perf_counter()
     for first in range(0, episodes, batch_size):
         n = min(batch_size, episodes - first)
@@ -321,6 +322,12 @@ def collect(
         try:
             nvec = [int(v) for v in env.single_action_space.nvec]
             agents = [load_entry_point(entries[name])(env) for name in names]
+            # what a behaviour built from outside data (e.g. a saved model) was built from
+            provenance = {
+                name: agent.provenance
+                for name, agent in zip(names, agents, strict=True)
+                if getattr(agent, "provenance", None) is not None
+            }
             chunks.append(
                 _run_batch(env, agents, assignment[first : first + n], seed, seed + first, torch)
             )
@@ -342,6 +349,7 @@ def collect(
         "behavior": behavior,
         "behaviors": names,
         "behavior_entry_points": {name: entries[name] for name in names},
+        "behavior_provenance": provenance,
         "mu": mu,
         "episodes": episodes,
         "seed": seed,

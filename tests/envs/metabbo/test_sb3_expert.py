@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 
@@ -47,6 +48,11 @@ def test_mix_with_the_sb3_expert_logs_the_models_greedy_actions(model_path, beha
         "MetaBBO-v0", behavior="mix", mu=0.5, expert="sb3", episodes=4, seed=0, env_kwargs=TINY
     )
     assert meta["behaviors"] == ["sb3", "random"] and meta["counts"] == {"sb3": 2, "random": 2}
+    # the dataset names the model that generated the expert half, by content hash
+    source = meta["behavior_provenance"]["sb3"]
+    assert source["model"] == str(model_path) and source["actions"] == "greedy"
+    assert source["model_sha256"] == hashlib.sha256(model_path.read_bytes()).hexdigest()
+    assert "random" not in meta["behavior_provenance"]
     model = sb3.SB3PolicyAgent(model_path).model
     for i in np.flatnonzero(arrays["behavior"] == 0):
         n = arrays["lengths"][i]
