@@ -6,7 +6,10 @@
 ``--behavior mix`` follows Q-Mamba's exploitation/exploration mix: a fraction ``µ`` of the
 episodes (chosen by a seeded permutation) is run by an expert-ish policy (``--expert``, by default
 the first available of the adaptive DE baselines), the rest by the uniform random policy.
-``--minari ID`` additionally exports the episodes as a Minari dataset.
+``--minari ID`` additionally exports the episodes as a Minari dataset. The metadata records the
+behaviour names, their entry points, the mix, seeds, split and package version, and under
+``behavior_provenance`` what a behaviour was built from when that is outside data (the ``sb3``
+expert: its model file, sha256, algorithm and greedy or sampled actions).
 
 Arrays (``N`` episodes, ``T = max_generations`` columns, ``K`` controlled hyperparameters;
 episodes that terminate early are zero-padded after ``lengths[i]`` steps):
