@@ -330,7 +330,6 @@ class Engine:
                 + tuple(name for part, names in _READ_BY.items() if present[part] for name in names)
             )
         )
-        self._next_valid = line.slot_valid[:, 1:]
         # (R, width) tables indexed by (row, choice), flattened for _lookup
         self._component_flat = line.component.flatten()
         self._component_offset = self._row * line.component.shape[1]
@@ -341,7 +340,7 @@ class Engine:
         self._condition_flat = line.condition.flatten()
         # flat slot space (NB * C): slot i can pass its carrier on to slot i + 1
         passable = torch.zeros_like(line.slot_valid)
-        passable[:, :-1] = self._next_valid
+        passable[:, :-1] = line.slot_valid[:, 1:]
         self._passable = passable.flatten()[:-1]
         self._slot_time_flat = line.slot_time[:, None].expand_as(line.slot_valid).flatten()
         self._skill_flat = line.worker_skill.flatten()  # (W * R,) skill of worker w at row r
