@@ -318,8 +318,9 @@ class Engine:
             "sequential": self._has_sequential,
             "runs": self._has_runs,
             "workers": line.n_workers > 0,
+            "extra": self._has_extra,
+            "slowdown": self._has_slowdown,
         }
-        present |= {"extra": self._has_extra, "slowdown": self._has_slowdown}
         self._written = _ALWAYS_WRITTEN + tuple(
             name for part, names in _WRITTEN_BY.items() if present[part] for name in names
         )
