@@ -18,8 +18,9 @@ batches ``beta = (X^T X + delta I)^-1 X^T F`` over all the data seen (ridge regr
 
 The update has two implementations of the same algebra, tested against each other: a torch one
 (any device, dtype and number of confounders) and, for one confounder on CPU, one on zero-copy
-NumPy views with a closed-form 3 x 3 step, which halves the layer's cost at fc widths where the
-fixed per-call cost of a dozen tiny operations dominates.
+NumPy views (cached while the buffers keep their storage) with a written-out closed-form 3 x 3
+step, which cuts the layer's cost at fc widths, where the fixed per-call cost of a dozen tiny
+operations dominates, to about 1.2-1.3x a BatchNorm layer's (``benchmarks/confounders_speed.py``).
 """
 
 from __future__ import annotations
@@ -50,32 +51,47 @@ def _check_positive(name: str, value: float, low: float, high: float | None = No
 _NUMPY_DTYPES = (torch.float32, torch.float64)
 
 
-def _mul3(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
-    """3 x 3 matrix product of nested lists."""
-    (a0, a1, a2), (b0, b1, b2) = a, b
-    return [[r[0] * b0[j] + r[1] * b1[j] + r[2] * b2[j] for j in range(3)] for r in (a0, a1, a2)]
-
-
 def _p_update_3x3(p: list[list[float]], gram: list[list[float]], lam: float) -> list[list[float]]:
     """``(I + P' G)^-1 P'`` with ``P' = P / lam`` for 3 x 3 ``P`` and ``G``, symmetrised.
 
-    The common case (one confounder) in plain float64 Python: at fc-layer widths the update's cost
-    is the fixed per-call cost of its tiny operations, and a closed-form 3 x 3 inverse is cheaper
-    than tensor kernels. Same algebra as the general path of :meth:`RecursiveMetadataNorm.update`.
+    The common case (one confounder) in plain float64 Python, written out: at fc-layer widths the
+    update's cost is the fixed per-call cost of its tiny operations, and a closed-form 3 x 3
+    inverse (adjugate over determinant) is cheaper than tensor kernels. Same algebra as the
+    general path of :meth:`RecursiveMetadataNorm.update`.
     """
-    ps = [[v / lam for v in row] for row in p]
-    (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = _mul3(ps, gram)
-    a00, a11, a22 = a00 + 1.0, a11 + 1.0, a22 + 1.0
+    (p00, p01, p02), (p10, p11, p12), (p20, p21, p22) = p
+    (g00, g01, g02), (g10, g11, g12), (g20, g21, g22) = gram
+    p00, p01, p02 = p00 / lam, p01 / lam, p02 / lam
+    p10, p11, p12 = p10 / lam, p11 / lam, p12 / lam
+    p20, p21, p22 = p20 / lam, p21 / lam, p22 / lam
+    # a = I + P' G
+    a00 = p00 * g00 + p01 * g10 + p02 * g20 + 1.0
+    a01 = p00 * g01 + p01 * g11 + p02 * g21
+    a02 = p00 * g02 + p01 * g12 + p02 * g22
+    a10 = p10 * g00 + p11 * g10 + p12 * g20
+    a11 = p10 * g01 + p11 * g11 + p12 * g21 + 1.0
+    a12 = p10 * g02 + p11 * g12 + p12 * g22
+    a20 = p20 * g00 + p21 * g10 + p22 * g20
+    a21 = p20 * g01 + p21 * g11 + p22 * g21
+    a22 = p20 * g02 + p21 * g12 + p22 * g22 + 1.0
+    # cofactors (the adjugate of a), then a^-1 = adj / det
     c00, c01, c02 = a11 * a22 - a12 * a21, a02 * a21 - a01 * a22, a01 * a12 - a02 * a11
     c10, c11, c12 = a12 * a20 - a10 * a22, a00 * a22 - a02 * a20, a02 * a10 - a00 * a12
     c20, c21, c22 = a10 * a21 - a11 * a20, a01 * a20 - a00 * a21, a00 * a11 - a01 * a10
     scale = 1.0 / (a00 * c00 + a01 * c10 + a02 * c20)
-    adj = [
-        [c00 * scale, c01 * scale, c02 * scale],
-        [c10 * scale, c11 * scale, c12 * scale],
-        [c20 * scale, c21 * scale, c22 * scale],
-    ]
-    (o00, o01, o02), (o10, o11, o12), (o20, o21, o22) = _mul3(adj, ps)
+    c00, c01, c02 = c00 * scale, c01 * scale, c02 * scale
+    c10, c11, c12 = c10 * scale, c11 * scale, c12 * scale
+    c20, c21, c22 = c20 * scale, c21 * scale, c22 * scale
+    # a^-1 P', symmetrised
+    o00 = c00 * p00 + c01 * p10 + c02 * p20
+    o01 = c00 * p01 + c01 * p11 + c02 * p21
+    o02 = c00 * p02 + c01 * p12 + c02 * p22
+    o10 = c10 * p00 + c11 * p10 + c12 * p20
+    o11 = c10 * p01 + c11 * p11 + c12 * p21
+    o12 = c10 * p02 + c11 * p12 + c12 * p22
+    o20 = c20 * p00 + c21 * p10 + c22 * p20
+    o21 = c20 * p01 + c21 * p11 + c22 * p21
+    o22 = c20 * p02 + c21 * p12 + c22 * p22
     s01, s02, s12 = 0.5 * (o01 + o10), 0.5 * (o02 + o20), 0.5 * (o12 + o21)
     return [[o00, s01, s02], [s01, o11, s12], [s02, s12, o22]]
 
@@ -133,6 +149,7 @@ class RecursiveMetadataNorm(nn.Module):
         p = num_confounders + 2
         self.register_buffer("beta", torch.zeros(p, num_features))
         self.register_buffer("P", torch.eye(p) / self.delta)
+        self._numpy_cache: tuple | None = None
 
     def extra_repr(self) -> str:
         return (
@@ -162,8 +179,9 @@ class RecursiveMetadataNorm(nn.Module):
         float64 (p = k + 2 is tiny), so the step costs O(N p^2 + N p d) instead of an N x N solve.
         """
         features, design = features.detach(), design.detach()
-        if self._numpy_path(features, design):
-            self._update_numpy(features, design)
+        views = self._numpy_buffers(features, design)
+        if views is not None:
+            self._update_numpy(features.numpy(), design.numpy(), *views)
         else:
             self._update_torch(features, design)
 
@@ -180,48 +198,102 @@ class RecursiveMetadataNorm(nn.Module):
         residual = torch.addmm(features.to(self.beta.dtype), x, self.beta, alpha=-1.0)
         self.beta.addmm_(gain, residual)
 
-    def _numpy_path(self, features: torch.Tensor, design: torch.Tensor) -> bool:
-        """Whether :meth:`_update_numpy` applies: one confounder, CPU, one float dtype throughout."""
-        beta = self.beta
-        return (
-            self.num_confounders == 1
-            and beta.is_cpu
-            and features.is_cpu
-            and design.is_cpu
-            and features.dtype is design.dtype is beta.dtype is self.P.dtype
-            and beta.dtype in _NUMPY_DTYPES
-            and not features.requires_grad
-        )
+    def _numpy_buffers(
+        self, features: torch.Tensor, design: torch.Tensor
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """NumPy views of ``beta`` and ``P`` when :meth:`_update_numpy` applies, else None.
 
-    def _update_numpy(self, features: torch.Tensor, design: torch.Tensor) -> np.ndarray:
-        """The same step on zero-copy NumPy views of CPU tensors; returns ``X[:, 1:] beta[1:]``.
+        It applies for one confounder on CPU with one float dtype throughout (features, design and
+        both buffers). The views share memory with the buffers and are cached for as long as the
+        buffers keep their tensor objects and storage (``.to()``, ``.double()`` or assigning
+        ``.data`` make new views; ``load_state_dict`` copies in place and keeps them).
+        """
+        buffers = self._buffers
+        beta, p = buffers["beta"], buffers["P"]
+        cache = self._numpy_cache
+        if (
+            cache is None
+            or cache[0] is not beta
+            or cache[1] is not p
+            or cache[2] != beta.data_ptr()
+            or cache[3] != p.data_ptr()
+        ):
+            usable = (
+                self.num_confounders == 1
+                and beta.is_cpu
+                and beta.dtype in _NUMPY_DTYPES
+                and p.dtype is beta.dtype
+            )
+            views = (beta.numpy(), p.numpy()) if usable else None
+            cache = self._numpy_cache = (beta, p, beta.data_ptr(), p.data_ptr(), views)
+        views = cache[4]
+        if views is None:
+            return None
+        dtype = beta.dtype
+        if features.dtype is not dtype or design.dtype is not dtype:
+            return None
+        if not (features.is_cpu and design.is_cpu):
+            return None
+        return views
+
+    def __getstate__(self) -> dict:
+        """Pickle and deepcopy without the cached NumPy views (a copy would not share memory)."""
+        return {**super().__getstate__(), "_numpy_cache": None}
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        self.__dict__.setdefault("_numpy_cache", None)  # pickles from before the cache
+
+    def _update_numpy(
+        self, features: np.ndarray, x: np.ndarray, beta: np.ndarray, p_buffer: np.ndarray
+    ) -> np.ndarray:
+        """The same step on NumPy views of CPU tensors; returns the fitted part ``X[:, 1:] beta[1:]``.
 
         At fc-layer widths (the reference's R-MDN(84)) the step is a dozen tiny operations whose
         cost is their fixed per-call overhead, several times lower in NumPy than through the torch
         dispatcher; the 3 x 3 algebra is a closed form in float64 Python, and the coefficient step
         uses ``K (F - X beta) = P_new (X^T F - X^T X beta)`` so no (p, N) gain is formed.
         """
-        x = design.numpy()
-        beta = self.beta.numpy()
-        p_buffer = self.P.numpy()
         x64 = x if x.dtype == np.float64 else x.astype(np.float64)
         gram = x64.T @ x64
-        p_new = np.array(_p_update_3x3(p_buffer.tolist(), gram.tolist(), self.forgetting_factor))
-        cross = x.T @ features.numpy()
-        beta += p_new.astype(beta.dtype) @ (cross - gram.astype(beta.dtype) @ beta)
-        p_new.flat[::4] += self.reg
-        p_buffer[...] = p_new
+        rows = _p_update_3x3(p_buffer.tolist(), gram.tolist(), self.forgetting_factor)
+        cross = x.T @ features
+        beta += np.array(rows, dtype=beta.dtype) @ (cross - gram.astype(beta.dtype) @ beta)
+        reg = self.reg
+        (o00, s01, s02), (_, o11, s12), (_, _, o22) = rows
+        p_buffer[...] = [[o00 + reg, s01, s02], [s01, o11 + reg, s12], [s02, s12, o22 + reg]]
         return x[:, 1:] @ beta[1:]
 
     def forward(self, x: torch.Tensor, design: torch.Tensor) -> torch.Tensor:
-        features = x.reshape(x.shape[0], -1)
+        features = x if x.dim() == 2 else x.reshape(x.shape[0], -1)
         self._check(features, design)
         if self.training:
-            detached, design = features.detach(), design.detach()
-            if self._numpy_path(detached, design):
-                fitted = torch.from_numpy(self._update_numpy(detached, design))
-                return (features - fitted).reshape(x.shape)
-            self._update_torch(detached, design)
+            views = self._numpy_buffers(features, design)
+            if views is not None:
+                return self._forward_numpy(x, features, design, views)
+            self._update_torch(features.detach(), design.detach())
         coef = self.beta[1:].to(features.dtype)
         residual = torch.addmm(features, design[:, 1:].to(features.dtype), coef, alpha=-1.0)
         return residual.reshape(x.shape)
+
+    def _forward_numpy(
+        self,
+        x: torch.Tensor,
+        features: torch.Tensor,
+        design: torch.Tensor,
+        views: tuple[np.ndarray, np.ndarray],
+    ) -> torch.Tensor:
+        """Training-mode forward through :meth:`_update_numpy`.
+
+        Without autograd the residual is formed in NumPy as well; with it, one torch subtraction
+        keeps the graph through the features (the fitted part is a constant).
+        """
+        tracked = features.requires_grad
+        f = (features.detach() if tracked else features).numpy()
+        d = (design.detach() if design.requires_grad else design).numpy()
+        fitted = self._update_numpy(f, d, *views)
+        if tracked:
+            residual = features - torch.from_numpy(fitted)
+        else:
+            residual = torch.from_numpy(np.subtract(f, fitted, out=fitted))
+        return residual if residual.shape == x.shape else residual.reshape(x.shape)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import io
+import pickle
 
 import pytest
 import torch
@@ -179,7 +181,7 @@ def test_numpy_fast_path_equals_the_torch_path(dtype):
     tol = 1e-10 if dtype == F64 else 1e-4
     for x, f in _batches(40, 32, 6, seed=5):
         x, f = x.to(dtype), f.to(dtype)
-        assert fast._numpy_path(f, x)
+        assert fast._numpy_buffers(f, x) is not None
         out = fast(f, x)
         general._update_torch(f, x)
         expected = f - x[:, 1:] @ general.beta[1:]
@@ -191,5 +193,56 @@ def test_numpy_fast_path_equals_the_torch_path(dtype):
 def test_mixed_dtypes_and_several_confounders_take_the_torch_path():
     layer = RecursiveMetadataNorm(4, num_confounders=2)
     x = design_matrix(torch.ones(8), torch.rand(8, 2))
-    assert not layer._numpy_path(torch.rand(8, 4), x)
-    assert not RecursiveMetadataNorm(4)._numpy_path(torch.rand(8, 4, dtype=F64), x[:, :3])
+    assert layer._numpy_buffers(torch.rand(8, 4), x) is None
+    assert RecursiveMetadataNorm(4)._numpy_buffers(torch.rand(8, 4, dtype=F64), x[:, :3]) is None
+
+
+def _reference_copy_after(layer: RecursiveMetadataNorm, batches) -> RecursiveMetadataNorm:
+    """A layer that starts from ``layer``'s buffers and takes the torch path on ``batches``."""
+    general = RecursiveMetadataNorm(layer.num_features, forgetting_factor=0.95, reg=1e-3)
+    general = general.to(layer.beta.dtype)
+    general.load_state_dict(layer.state_dict())
+    for x, f in batches:
+        general._update_torch(f.to(layer.beta.dtype), x.to(layer.beta.dtype))
+    return general
+
+
+def test_numpy_path_follows_the_buffers_through_dtype_changes_copies_and_loads():
+    """The NumPy path writes into the layer's current buffers, never into stale or shared ones."""
+    batches = _batches(6, 16, 5, seed=7)
+    layer = RecursiveMetadataNorm(5, forgetting_factor=0.95, reg=1e-3)
+    for x, f in batches[:2]:
+        layer(f.float(), x.float())
+    layer = layer.double()  # new buffer tensors: the cached views must not be reused
+    expected = _reference_copy_after(layer, batches[2:4])
+    for x, f in batches[2:4]:
+        layer(f, x)
+    torch.testing.assert_close(layer.beta, expected.beta, atol=1e-10, rtol=1e-10)
+    torch.testing.assert_close(layer.P, expected.P, atol=1e-10, rtol=1e-10)
+
+    twin = copy.deepcopy(layer)
+    unpickled = pickle.loads(pickle.dumps(layer))
+    beta, p = layer.beta.clone(), layer.P.clone()
+    x, f = batches[4]
+    twin(f, x)
+    unpickled(f, x)
+    assert torch.equal(layer.beta, beta) and torch.equal(layer.P, p)  # the copies own their buffers
+    assert torch.equal(twin.beta, unpickled.beta) and not torch.equal(twin.beta, beta)
+
+    layer.load_state_dict(twin.state_dict())  # in-place copy: the same buffers, now twin's values
+    x, f = batches[5]
+    layer(f, x)
+    twin(f, x)
+    assert torch.equal(layer.beta, twin.beta) and torch.equal(layer.P, twin.P)
+
+
+def test_numpy_path_output_keeps_the_graph_only_when_the_input_has_one():
+    layer = RecursiveMetadataNorm(6)
+    x, f = _batches(1, 8, 6)[0]
+    plain = layer(f.float(), x.float())
+    assert not plain.requires_grad
+    tracked = f.float().requires_grad_(True)
+    out = layer(tracked, x.float())
+    assert out.requires_grad and out.grad_fn is not None
+    with torch.no_grad():
+        assert not layer(tracked, x.float()).requires_grad
