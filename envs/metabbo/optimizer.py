@@ -69,6 +69,7 @@ may differ from CPU in the last bits.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -77,6 +78,7 @@ from torch import Tensor
 
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate
+from gymforge.envs.metabbo.draws import uniforms
 
 __all__ = [
     "BOUND_HANDLINGS",
@@ -267,10 +269,11 @@ def initial_state(
     )
 
 
-def _distinct_indices(u: Tensor, sizes: list[Tensor], current: Tensor) -> list[Tensor]:
+def _distinct_indices(u: Tensor, sizes: list[Tensor | int], current: Tensor) -> list[Tensor]:
     """Distinct random indices per individual, all different from ``current``.
 
-    ``u`` [B, P, k] uniforms; ``sizes[m]`` [B, 1] int64 the range ``[0, size)`` of donor ``m``;
+    ``u`` [B, P, k] uniforms; ``sizes[m]`` [B, 1] int64 (or an int, the same for every instance)
+    the range ``[0, size)`` of donor ``m``;
     ``current`` [P] int64. Donor ``m`` is uniform over its range minus the ``m + 1`` indices
     already taken, by ranking: draw ``j`` in ``[0, size - m - 1)`` and step over each taken index
     ``e <= j`` in ascending order. The taken indices are kept sorted by insertion (min/max), as
@@ -279,10 +282,14 @@ def _distinct_indices(u: Tensor, sizes: list[Tensor], current: Tensor) -> list[T
     taken = [current[None, :].expand(u.shape[0], -1)]  # ascending, each [B, P]
     out = []
     for m, size in enumerate(sizes):
-        free = (size - (m + 1)).clamp(min=1)  # [B, 1]
-        j = (u[..., m].to(torch.float64) * free).long().clamp(max=free - 1)  # [B, P]
+        if isinstance(size, int):  # the same range for every instance
+            free: Tensor | int = max(size - (m + 1), 1)
+            j = (u[..., m].to(torch.float64) * free).long().clamp_(max=free - 1)  # [B, P]
+        else:
+            free = (size - (m + 1)).clamp(min=1)  # [B, 1]
+            j = (u[..., m].to(torch.float64) * free).long().clamp(max=free - 1)  # [B, P]
         for e in taken:
-            j = j + (j >= e)
+            j.add_(j >= e)
         out.append(j)
         if m + 1 < len(sizes):  # insert j into the sorted list
             merged, carry = [], j
@@ -313,22 +320,47 @@ def _hyper(hyper: dict[str, Tensor | float], name: str, b: int, dev: torch.devic
     return v[:, None, None]
 
 
-def _mutate(
-    config: DEConfig,
-    state: DEState,
-    f1: Tensor,
-    f2: Tensor,
-    rng: InstanceRNG,
-    active: Tensor,
-) -> Tensor:
-    """Mutant vectors ``[B, P, D]``."""
+def _gather_donors(x: Tensor, donors: list[Tensor]) -> list[Tensor]:
+    """``[_gather_rows(x, r) for r in donors]`` by one ``index_select`` (contiguous results)."""
+    b, n, d = x.shape
+    rows = torch.stack(donors).add_((torch.arange(b, device=x.device) * n)[:, None])  # [k, B, P]
+    got = x.reshape(b * n, d).index_select(0, rows.view(-1))
+    return list(got.view(len(donors), b, -1, d).unbind(0))
+
+
+@dataclass(frozen=True)
+class _Draws:
+    """The uniforms one generation draws, in the order of the stream (see :func:`_draw`)."""
+
+    donors: Tensor  # [B, P, k] donor indices of the mutation
+    start: Tensor  # [B, P] crossover start
+    crossover: Tensor  # [B, P, D - 1] (exponential) or [B, P, D] (binomial)
+    repair: Tensor | None  # [B, P, D] fresh values of the "random" bound handling, if it runs
+
+
+def _draw(config: DEConfig, p: int, rng: InstanceRNG, active: Tensor) -> _Draws:
+    """Every uniform of a generation, as the modules draw them one after the other (mutation,
+    crossover start, crossover mask, random bound repair), in one pass (:func:`.draws.uniforms`)."""
+    d = config.dimension
+    shapes = [(p, MUTATIONS[config.mutation]), (p,)]
+    shapes.append((p, d - 1) if config.crossover == "exponential" else (p, d))
+    repair = config.bound_handling in ("random", CONTROLLED)
+    if repair:
+        shapes.append((p, d))
+    u = uniforms(rng, shapes, where=active)
+    return _Draws(u[0], u[1], u[2], u[3] if repair else None)
+
+
+def _mutate(config: DEConfig, state: DEState, f1: Tensor, f2: Tensor, u: Tensor) -> Tensor:
+    """Mutant vectors ``[B, P, D]``; ``u`` [B, P, k] the donor uniforms."""
     x, alive = state.population, state.alive
     p = x.shape[1]
     k = MUTATIONS[config.mutation]
-    n = alive.sum(-1, keepdim=True)  # [B, 1]
     current = torch.arange(p, device=x.device)
-    u = rng.uniform(p, k, where=active)
+    # Without population-size reduction every row stays alive: the same range everywhere.
+    n: Tensor | int = p if config.min_population_size is None else alive.sum(-1, keepdim=True)
     if config.mutation == "current-to-best/1" and config.archive_size > 0:
+        n = alive.sum(-1, keepdim=True)  # [B, 1]
         a = state.archive_inserted.clamp(max=config.archive_size)[:, None]  # [B, 1]
         r1, r2 = _distinct_indices(u, [n, n + a], current)
         from_archive = r2 >= n
@@ -339,7 +371,7 @@ def _mutate(
         )
         xr = [_gather_rows(x, r1), xr2]
     else:
-        xr = [_gather_rows(x, r) for r in _distinct_indices(u, [n] * k, current)]
+        xr = _gather_donors(x, _distinct_indices(u, [n] * k, current))
     if config.mutation in ("best/2", "current-to-best/1", "rand-to-best/1"):
         key = torch.where(alive, _clean(state.fitness), math.inf)
         xbest = _gather_rows(x, key.argmin(-1)[:, None])  # [B, 1, D]
@@ -372,55 +404,61 @@ def _float32_threshold(p: Tensor) -> Tensor:
     return torch.where(q.to(torch.float64) < p, up, q)
 
 
+@functools.cache
+def _exponential_masks(d: int, device: torch.device) -> Tensor:
+    """``[D * D, D]`` bool: row ``j0 * D + (L - 1)`` is the exponential crossover's mask
+    ``((j - j0) mod D) < L`` (start ``j0``, run length ``L``)."""
+    j = torch.arange(d, device=device)
+    table = torch.remainder(j[None, :] - j[:, None], d)[:, None, :] < (j + 1)[None, :, None]
+    return table.reshape(d * d, d)
+
+
 def _crossover(
-    config: DEConfig, x: Tensor, v: Tensor, cr: Tensor, rng: InstanceRNG, active: Tensor
+    config: DEConfig, x: Tensor, v: Tensor, cr: Tensor, u_start: Tensor, u_mask: Tensor
 ) -> Tensor:
-    """Trial vectors ``[B, P, D]`` from targets ``x`` and mutants ``v``."""
-    _, p, d = x.shape
-    j = torch.arange(d, device=x.device)
-    start = rng.integers(d, p, where=active)[..., None]  # [B, P, 1]
+    """Trial vectors ``[B, P, D]`` from targets ``x`` and mutants ``v``; ``u_start`` [B, P] and
+    ``u_mask`` ([B, P, D - 1] exponential, [B, P, D] binomial) the crossover's uniforms."""
+    d = x.shape[2]
+    # rng.integers(d, ...) of the start uniforms
+    start = torch.clamp((u_start * d).long(), max=d - 1)  # [B, P]
     cr32 = _float32_threshold(cr)  # u < cr32 iff u < cr, for the float32 uniforms u
     if config.crossover == "binomial":
-        take = (rng.uniform(p, d, where=active) < cr32) | (j == start)
+        j = torch.arange(d, device=x.device)
+        take = (u_mask < cr32) | (j == start[..., None])
     else:
-        cont = rng.uniform(p, d - 1, where=active) < cr32  # [B, P, D-1]
+        cont = u_mask < cr32  # [B, P, D-1]
         extra = torch.cumprod(cont.long(), dim=-1).sum(-1)  # [B, P]: L - 1, in 0..D-1
         # take_j = ((j - j0) mod D) < L, looked up in a [j0, L - 1] table of the D^2 masks
-        table = torch.remainder(j[None, :] - j[:, None], d)[:, None, :] < (j + 1)[None, :, None]
-        rows = (start[..., 0] * d + extra).reshape(-1)
-        take = table.reshape(d * d, d).index_select(0, rows).view(x.shape)
+        rows = start.mul_(d).add_(extra).view(-1)
+        take = _exponential_masks(d, x.device).index_select(0, rows).view(x.shape)
     return torch.where(take, v, x)
 
 
 def _bound(
-    config: DEConfig,
-    x: Tensor,
-    u: Tensor,
-    rng: InstanceRNG,
-    active: Tensor,
-    choice: Tensor | None = None,
+    config: DEConfig, x: Tensor, u: Tensor, fresh: Tensor | None, choice: Tensor | None = None
 ) -> Tensor:
-    """Trial vectors ``u`` brought into ``[lower, upper]`` (``x`` the parents); ``choice``
-    (``[B]`` int64 into :data:`BOUND_HANDLINGS`) for ``"controlled"``."""
-    u = torch.where(torch.isfinite(u), u, x)
+    """Trial vectors ``u`` brought into ``[lower, upper]`` (``x`` the parents); ``fresh``
+    [B, P, D] uniforms for the ``"random"`` handling (needed by it and by ``"controlled"``);
+    ``choice`` (``[B]`` int64 into :data:`BOUND_HANDLINGS`) for ``"controlled"``."""
+    # A finite sum means every coordinate is finite (NaN and infinities propagate): the usual
+    # case skips the replacement; a sum that overflows takes it too (a no-op then).
+    if not math.isfinite(float(u.sum())):
+        u = torch.where(torch.isfinite(u), u, x)
     if config.bound_handling != CONTROLLED:
-        return _bound_mode(config, config.bound_handling, x, u, rng, active)
+        return _bound_mode(config, config.bound_handling, x, u, fresh)
     if choice is None:
         raise ValueError('hyper is missing "bound" (required by bound_handling="controlled")')
     out = u
     for k, mode in enumerate(BOUND_HANDLINGS):
-        # Every mode is computed (the random one draws for every instance), so each instance's
-        # random stream advances the same way whatever it chose.
-        out = torch.where(
-            (choice == k)[:, None, None], _bound_mode(config, mode, x, u, rng, active), out
-        )
+        # Every mode is computed (the random one's uniforms are drawn for every instance), so
+        # each instance's random stream advances the same way whatever it chose.
+        out = torch.where((choice == k)[:, None, None], _bound_mode(config, mode, x, u, fresh), out)
     return out
 
 
-def _bound_mode(
-    config: DEConfig, mode: str, x: Tensor, u: Tensor, rng: InstanceRNG, active: Tensor
-) -> Tensor:
-    """``u`` (finite) brought into the box by one of :data:`BOUND_HANDLINGS`."""
+def _bound_mode(config: DEConfig, mode: str, x: Tensor, u: Tensor, fresh: Tensor | None) -> Tensor:
+    """``u`` (finite) brought into the box by one of :data:`BOUND_HANDLINGS` (``fresh`` [B, P,
+    D] uniforms for ``"random"``)."""
     lo, hi = config.lower, config.upper
     w = hi - lo
     if mode == "clip":
@@ -433,8 +471,9 @@ def _bound_mode(
     elif mode == "halving":
         out = torch.where(u < lo, (x + lo) / 2, torch.where(u > hi, (x + hi) / 2, u))
     else:  # random
-        fresh = lo + rng.uniform(*u.shape[1:], where=active).to(torch.float64) * w
-        out = torch.where((u < lo) | (u > hi), fresh, u)
+        if fresh is None:
+            raise ValueError('the "random" bound handling needs its uniforms (fresh)')
+        out = torch.where((u < lo) | (u > hi), lo + fresh.to(torch.float64) * w, u)
     return out.clamp(lo, hi)  # rounding guard; a no-op for in-box values
 
 
@@ -565,9 +604,10 @@ def step(
     choice = _bound_choice(hyper, b, dev) if "bound" in names else None
 
     x, alive = state.population, state.alive
-    v = _mutate(config, state, f1, f2, rng, act)
-    trial = _crossover(config, x, v, cr, rng, act)
-    trial = _bound(config, x, trial, rng, act, choice)
+    u = _draw(config, x.shape[1], rng, act)
+    v = _mutate(config, state, f1, f2, u.donors)
+    trial = _crossover(config, x, v, cr, u.start, u.crossover)
+    trial = _bound(config, x, trial, u.repair, choice)
     ft = evaluate(problems, trial)  # [B, P]
 
     if config.selection == "crowding":

@@ -50,7 +50,9 @@ def test_exponential_crossover_matches_the_modular_formula(cr: float) -> None:
     v = torch.ones(b, p, d, dtype=torch.float64)
     active = torch.ones(b, dtype=torch.bool)
     rng, twin = InstanceRNG.create([1, 2, 3]), InstanceRNG.create([1, 2, 3])
-    take = opt._crossover(config, x, v, torch.full((b, 1, 1), cr, dtype=torch.float64), rng, active)
+    u_start, u_mask = rng.uniform(p, where=active), rng.uniform(p, d - 1, where=active)
+    cr_t = torch.full((b, 1, 1), cr, dtype=torch.float64)
+    take = opt._crossover(config, x, v, cr_t, u_start, u_mask)
     start = twin.integers(d, p, where=active)[..., None]
     cont = twin.uniform(p, d - 1, where=active).to(torch.float64) < cr
     length = 1 + torch.cumprod(cont.long(), dim=-1).sum(-1, keepdim=True)
@@ -112,3 +114,81 @@ def test_evaluate_fast_path_and_non_finite_rows() -> None:
     again = random_instances([1, 10, 10, 2], 4, [5, 6, 7, 8])
     assert torch.equal(evaluate(again, x), clean)
     assert torch.equal(evaluate(inst, x), clean)
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_fused_draws_equal_successive_uniform_calls(masked: bool) -> None:
+    """draws.uniforms gives rng.uniform's numbers and counters (large counters, both key
+    halves, empty draws included)."""
+    from gymforge.core.seeding import InstanceRNG
+    from gymforge.envs.metabbo.draws import uniforms
+
+    g = torch.Generator().manual_seed(4)
+    seeds = torch.randint(-(2**62), 2**62, (9,), generator=g).tolist()
+    rng, twin = InstanceRNG.create(seeds), InstanceRNG.create(seeds)
+    rng.counter = twin.counter = torch.randint(0, 2**40, (9,), generator=g)
+    where = torch.rand(9, generator=g) < 0.6 if masked else None
+    shapes = [(37, 3), (37,), (37, 0), (37, 9), (5, 7)]
+    for _ in range(3):
+        expected = [twin.uniform(*s, where=where) for s in shapes]
+        got = uniforms(rng, shapes, where)
+        for e, u in zip(expected, got, strict=True):
+            assert u.shape == e.shape and torch.equal(u, e)
+        assert torch.equal(rng.counter, twin.counter)
+
+
+def test_de_generation_draws_its_uniforms_in_stream_order() -> None:
+    """One fused draw per generation gives the modules the uniforms they drew one by one."""
+    from gymforge.core.seeding import InstanceRNG
+
+    active = torch.tensor([True, False, True])
+    for crossover, bound in (("exponential", "clip"), ("binomial", "controlled")):
+        config = opt.DEConfig(
+            dimension=6,
+            population_size=11,
+            mutation="rand/2",
+            crossover=crossover,
+            bound_handling=bound,
+        )
+        rng, twin = InstanceRNG.create([7, 8, 9]), InstanceRNG.create([7, 8, 9])
+        got = opt._draw(config, 11, rng, active)
+        assert torch.equal(got.donors, twin.uniform(11, 5, where=active))
+        assert torch.equal(got.start, twin.uniform(11, where=active))
+        assert torch.equal(
+            got.crossover, twin.uniform(11, 5 if crossover == "exponential" else 6, where=active)
+        )
+        if bound == "controlled":
+            assert got.repair is not None
+            assert torch.equal(got.repair, twin.uniform(11, 6, where=active))
+        else:
+            assert got.repair is None
+        assert torch.equal(rng.counter, twin.counter)
+
+
+def test_select_is_torch_where_bit_for_bit() -> None:
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(4, 50, 3, dtype=torch.float64, generator=g)
+    b = torch.randn(4, 50, 3, dtype=torch.float64, generator=g)
+    a[0, :5, 0] = torch.tensor([math.nan, -0.0, math.inf, -math.inf, 0.0], dtype=torch.float64)
+    b[0, :5, 0] = torch.tensor([0.0, 0.0, -0.0, math.nan, -0.0], dtype=torch.float64)
+    mask = torch.rand(4, 50, 3, generator=g) < 0.5
+    mask[0, :5, 0] = True
+    for x, y in ((a, b), (b, a), (a.float(), b.float())):
+        got, want = bf._select(mask, x, y), torch.where(mask, x, y)
+        bits = torch.int64 if x.dtype == torch.float64 else torch.int32
+        assert torch.equal(got.view(bits), want.view(bits))
+
+
+def test_t_asy_and_sign_factors_match_their_formulas() -> None:
+    """T_asy (abs + bit select) and the f4/f6 factors (arithmetic on 0/1) equal torch.where."""
+    g = torch.Generator().manual_seed(6)
+    z = torch.randn(3, 40, 7, dtype=torch.float64, generator=g) * 3
+    z[0, 0, :3] = torch.tensor([0.0, -0.0, 1e-300], dtype=torch.float64)
+    e = torch.arange(7, dtype=torch.float64) / 6
+    pos = z > 0
+    zp = torch.where(pos, z, 1.0)
+    expected = torch.where(pos, torch.exp((1.0 + 0.2 * e * torch.sqrt(zp)) * torch.log(zp)), z)
+    assert torch.equal(bf._t_asy(z, 0.2), expected)
+    one = torch.tensor(1.0, dtype=torch.float64)
+    assert torch.equal(pos.to(z.dtype).mul_(9.0).add_(1.0), torch.where(pos, one * 10.0, 1.0))
+    assert torch.equal(z * pos.to(z.dtype).mul_(99.0).add_(1.0), torch.where(pos, 100.0 * z, z))

@@ -1,0 +1,84 @@
+"""Several uniform draws of an :class:`~gymforge.core.seeding.InstanceRNG` in one pass.
+
+A DE generation draws a few uniform tensors in a row (donor indices, crossover start and run
+length, random bound repairs). :func:`uniforms` returns exactly what the same sequence of
+``rng.uniform(*shape, where=where)`` calls returns, and advances the counters the same way, but
+hashes every draw in one pass over one ``[B, N]`` block, with the lane part of the hash in
+32-bit integers (the hash is 32-bit arithmetic; int64 tensors only hold it). So it is the same
+random stream, computed with fewer and cheaper tensor operations.
+
+The hash is :mod:`gymforge.core.seeding`'s (MurmurHash3's finaliser over ``(key, counter,
+lane)``); ``tests/envs/metabbo/test_fast_paths.py`` checks the draws against ``rng.uniform``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from gymforge.core import seeding
+from gymforge.core.seeding import InstanceRNG
+
+__all__ = ["uniforms"]
+
+_M1, _M2 = 0x85EBCA6B, 0xC2B2AE35  # MurmurHash3 finaliser multipliers
+
+
+def _as_int32(c: int) -> int:
+    """The int32 with the bits of the uint32 ``c``."""
+    return c - (1 << 32) if c >= 1 << 31 else c
+
+
+def _fmix32_(x: Tensor, tmp: Tensor) -> Tensor:
+    """MurmurHash3's finaliser in place on an int32 tensor (wrapping products; logical shifts as
+    arithmetic shifts and a mask); ``tmp`` is scratch of ``x``'s shape."""
+    for shift, mul in ((16, _M1), (13, _M2), (16, None)):
+        torch.bitwise_right_shift(x, shift, out=tmp).bitwise_and_((1 << (32 - shift)) - 1)
+        x.bitwise_xor_(tmp)
+        if mul is not None:
+            x.mul_(_as_int32(mul))
+    return x
+
+
+_LAYOUTS: dict[tuple[tuple[int, ...], torch.device], tuple[Tensor, list[tuple[int, int]]]] = {}
+
+
+def _layout(sizes: tuple[int, ...], device: torch.device) -> tuple[Tensor, list[tuple[int, int]]]:
+    """Mixed lanes of every draw side by side, ``[1, N]`` int32, and each draw's column range."""
+    key = (sizes, device)
+    if key not in _LAYOUTS:
+        lanes = [seeding._mixed_lanes(n, device) for n in sizes]
+        ends = torch.tensor(sizes).cumsum(0).tolist()
+        spans = [(end - n, end) for n, end in zip(sizes, ends, strict=True)]
+        _LAYOUTS[key] = (torch.cat(lanes, dim=1).to(torch.int32), spans)
+    return _LAYOUTS[key]
+
+
+def uniforms(
+    rng: InstanceRNG, shapes: Sequence[tuple[int, ...]], where: Tensor | None = None
+) -> list[Tensor]:
+    """``[rng.uniform(*s, where=where) for s in shapes]``: the same float32 values, the same
+    counter updates (each draw advances the instances in ``where``, default all, by one)."""
+    sizes = tuple(math.prod(s) for s in shapes)
+    lanes, spans = _layout(sizes, rng.seed.device)
+    b = rng.seed.shape[0]
+    step = torch.ones_like(rng.counter) if where is None else where.long()
+    ks = torch.arange(len(sizes), device=step.device)
+    counter = rng.counter[:, None] + step[:, None] * ks  # [B, S]: each draw's counter
+    # the per-(key, counter) half of the hash, as seeding._hash_mixed_lane computes it
+    mask = seeding._MASK32
+    counter_mix = (counter & mask) * 0x165667B1 ^ ((counter >> 32) & mask) * 0xD3A2646C
+    head = seeding._fmix32(rng.key[:, None] ^ (counter_mix & mask)).to(torch.int32)  # [B, S]
+    bits = torch.empty(b, lanes.shape[1], dtype=torch.int32, device=lanes.device)
+    for s, (lo, hi) in enumerate(spans):
+        torch.bitwise_xor(head[:, s : s + 1], lanes[:, lo:hi], out=bits[:, lo:hi])
+    tmp = torch.empty_like(bits)
+    _fmix32_(bits, tmp)
+    # the 24 high bits, exactly representable in float32, scaled into [0, 1)
+    bits.bitwise_right_shift_(8).bitwise_and_(0xFFFFFF)
+    u = bits.to(torch.float32).mul_(1.0 / 16777216.0)
+    rng.counter = rng.counter + step * len(sizes)
+    return [u[:, lo:hi].reshape(b, *s) for (lo, hi), s in zip(spans, shapes, strict=True)]
