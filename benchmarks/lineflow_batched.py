@@ -380,9 +380,10 @@ def episode_step(env: Any) -> int | None:
 def transplant_state(env: Any, warm: Any) -> bool:
     """Give ``env`` the line state of ``warm``: instance ``i`` copies warm instance ``i mod n``.
 
-    Only the tensors of the ``state`` dataclass with a leading axis of ``warm``'s size and the
-    episode step counter move; ``env`` keeps its own seeds and random streams. Returns whether
-    the engine exposes what this needs.
+    Only the tensors of the ``state`` dataclass with a batch axis of ``warm``'s size and the
+    episode step counter move; ``env`` keeps its own seeds and random streams. The batch axis is
+    the state's ``BATCH_DIM`` (the torch engine's is last), else the first. Returns whether the
+    engine exposes what this needs.
     """
     target, source = env.unwrapped, warm.unwrapped
     state, warm_state = getattr(target, "state", None), getattr(source, "state", None)
@@ -390,10 +391,11 @@ def transplant_state(env: Any, warm: Any) -> bool:
         return False
     n, batch = source.num_envs, target.num_envs
     index = torch.arange(batch, device=target.device) % n
+    dim = getattr(warm_state, "BATCH_DIM", 0)
     for f in dataclasses.fields(warm_state):
         value = getattr(warm_state, f.name)
-        if isinstance(value, torch.Tensor) and value.dim() >= 1 and value.shape[0] == n:
-            setattr(state, f.name, value.index_select(0, index))
+        if isinstance(value, torch.Tensor) and value.dim() >= 1 and value.shape[dim] == n:
+            setattr(state, f.name, value.index_select(dim, index))
     steps = getattr(source, "_steps", None)
     if isinstance(steps, torch.Tensor) and steps.shape[:1] == (n,):
         target._steps = steps.index_select(0, index)

@@ -110,6 +110,17 @@ class InstanceRNG:
         u = (bits >> 8).to(torch.float32) * (1.0 / 16777216.0)
         return u.reshape(self.seed.shape[0], *shape)
 
+    def uniform_lanes(self, n: int, where: torch.Tensor | None = None) -> torch.Tensor:
+        """:meth:`uniform` with the batch axis last: float32 of shape ``(n, B)``, where element
+        ``[j, i]`` is the very number ``uniform(n)[i, j]`` would give (same counters, same lanes).
+
+        For batch-last state layouts (one contiguous row of ``B`` per lane).
+        """
+        lane_mix = _mixed_lanes(n, self.seed.device).view(n, 1)
+        bits = _hash_mixed_lane(self.key[None, :], self.counter[None, :], lane_mix)
+        self.counter = self.counter + (1 if where is None else where.long())
+        return (bits >> 8).to(torch.float32) * (1.0 / 16777216.0)
+
     def integers(self, high: int, *shape: int, where: torch.Tensor | None = None) -> torch.Tensor:
         """Draw int64 values uniformly in ``[0, high)`` of shape ``(B, *shape)``; see :meth:`uniform`."""
         if high < 1:

@@ -2,9 +2,11 @@
 
 Rows of the station table are the line's stations in order, followed by one *collector* row per
 magazine with an input (the process that stores returned carriers). Buffers are rows of the
-buffer table, their slots padded to the longest buffer (``C``), plus one *null* buffer that
-stations without an input or output point at: its only slot is always held and never arrived,
-so nobody ever takes from it or puts on it.
+buffer table, plus one *null* buffer that stations without an input or output point at: its only
+slot is always held and never arrived, so nobody ever takes from it or puts on it. The slots of
+all buffers are numbered in one flat, unpadded slot space of ``NS`` slots: buffer ``b`` owns the
+consecutive slots ``slot_first[b] … slot_last[b]`` (upstream to downstream), and the null
+buffer's slot is the last one.
 """
 
 from __future__ import annotations
@@ -118,8 +120,9 @@ class CompiledLine:
     put_time: torch.Tensor  # (NB+1,) float64
     put_scale: torch.Tensor  # (NB+1,) float64
     get_time: torch.Tensor  # (NB+1,) float64
-    slot_valid: torch.Tensor  # (NB+1, C) bool
-    last_slot: torch.Tensor  # (NB+1,) long
+    slot_first: torch.Tensor  # (NB+1,) long, flat index of a buffer's first (upstream) slot
+    slot_last: torch.Tensor  # (NB+1,) long, flat index of its last slot
+    slot_buffer: torch.Tensor  # (NS,) long, the buffer owning each flat slot
     worker_station: torch.Tensor  # (W, M) long, row of each of a worker's pool stations (padded)
     worker_skill: torch.Tensor  # (W, R) float64, a worker's skill at each row (0 outside its pool)
     worker_transition: torch.Tensor  # (W,) float64
@@ -136,7 +139,13 @@ class CompiledLine:
 
     @property
     def cmax(self) -> int:
-        return int(self.slot_valid.shape[1])
+        """The longest buffer's capacity."""
+        return int(self.capacity.max())
+
+    @property
+    def n_slots(self) -> int:
+        """NS, the number of slots of all buffers (and the null buffer's one)."""
+        return int(self.slot_buffer.shape[0])
 
     @property
     def n_workers(self) -> int:
@@ -200,7 +209,7 @@ def compile_line(spec: LineSpec, device: torch.device | str = "cpu") -> Compiled
     ]
     types = _compile_types(spec, names, n, device)
     capacities = [b.capacity for b in spec.buffers] + [1]
-    cmax = max(capacities)
+    first_slots = [sum(capacities[:b]) for b in range(len(capacities))]
     kinds = [
         KIND_OF[type(s)] if r < len(spec.stations) else KIND_COLLECTOR for r, s in enumerate(rows)
     ]
@@ -258,9 +267,11 @@ def compile_line(spec: LineSpec, device: torch.device | str = "cpu") -> Compiled
         put_time=torch.tensor([b.put_time for b in spec.buffers] + [0.0], **f64),
         put_scale=torch.tensor([b.put_std * b.put_time for b in spec.buffers] + [0.0], **f64),
         get_time=torch.tensor([b.get_time for b in spec.buffers] + [0.0], **f64),
-        slot_valid=torch.arange(cmax, device=device)[None, :]
-        < torch.tensor(capacities, **long)[:, None],
-        last_slot=torch.tensor([c - 1 for c in capacities], **long),
+        slot_first=torch.tensor(first_slots, **long),
+        slot_last=torch.tensor(
+            [f + c - 1 for f, c in zip(first_slots, capacities, strict=True)], **long
+        ),
+        slot_buffer=torch.tensor([b for b, c in enumerate(capacities) for _ in range(c)], **long),
         worker_station=workers[0].to(device),
         worker_skill=workers[1].to(device),
         worker_transition=workers[2].to(device),

@@ -26,6 +26,13 @@ Station programs follow the SimPy engine (``sim_stations.py``). Every row has a 
 | SEQ_NEXT | a sequential process turns to its next part (or puts the carrier on) | at once |
 | SEQ_ERROR | a sequential process handles a part's error (``error_time + Exp``) | timer |
 
+Layout: every state tensor has the batch axis *last* -- ``(R, B)`` per row, ``(NS, B)`` per
+slot, ``(W, B)`` per worker, ``(B,)`` per instance -- and the line's constants broadcast as
+``(R, 1)`` columns. So a rule over all rows of all instances is one long contiguous loop, a slice
+of rows or slots (``ready[1:]``) is contiguous too, and a reduction over rows (``amin(dim=0)``)
+runs along rows of ``B``; in the transposed ``(B, R)`` layout the same operations run as ``B``
+short loops of ``R`` elements, several times slower on the CPU.
+
 Carriers have a *type*: 0 for a carrier without parts, else one of a source's carrier types
 (``compiled._compile_types``); the parts' assembly conditions and extra processing times are
 looked up by (type, row).
@@ -35,6 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+from typing import Any
 
 import torch
 
@@ -68,103 +76,110 @@ JUMP_OVERHEAD = 3.1
 
 @dataclass
 class LineState:
-    """State of B lines: R station rows, NB buffers (+ null) of C slots, W workers."""
+    """State of B lines: R station rows, NB buffers (+ null) of C slots, W workers.
+
+    The batch axis is last (see the module docstring). Slots are rows of the ``(NS, B)`` slot
+    tensors, numbered as in ``compiled`` (each buffer's slots consecutive, upstream first).
+    """
 
     now: torch.Tensor  # (B,) float64 clock
-    phase: torch.Tensor  # (B, R) int8
-    wake: torch.Tensor  # (B, R) float64, end of the current timed phase (inf: none)
-    started: torch.Tensor  # (B, R) float64, start of the current WORKING phase
-    factor: torch.Tensor  # (B, R) float64, worker speed-up of the current job
-    last_time: torch.Tensor  # (B, R) float64, last processing time
-    waiting: torch.Tensor  # (B, R) float64, sources' waiting time
-    cur_in: torch.Tensor  # (B, R) long, buffer the row takes from next
-    cur_out: torch.Tensor  # (B, R) long, buffer the row puts on next
-    index_in: torch.Tensor  # (B, R) long, switches' selected input
-    index_out: torch.Tensor  # (B, R) long, switches' selected output
-    stored: torch.Tensor  # (B, R) long, magazines' stored carriers
-    target: torch.Tensor  # (B, R) long, actionable magazines' stored count
-    carrier_created: torch.Tensor  # (B, R) float64, creation time of the part on the carrier held
-    carrier_type: torch.Tensor  # (B, R) long, carrier type of the carrier held (0: no parts)
-    comp_k: torch.Tensor  # (B, R) long, assembly: component buffer being served
-    comp_created: torch.Tensor  # (B, R) float64
-    comp_type: torch.Tensor  # (B, R) long
-    seq_part: torch.Tensor  # (B, R) long, sequential process: part being processed
-    seq_total: torch.Tensor  # (B, R) float64, sequential process: time spent on the parts
-    run_left: torch.Tensor  # (B, R) long, source: carriers left in the current run of one type
-    run_type: torch.Tensor  # (B, R) long, source: carrier type of the current run
-    n_scrap: torch.Tensor  # (B, R) long
-    scrap_seen: torch.Tensor  # (B, R) long, n_scrap at the last observation
+    phase: torch.Tensor  # (R, B) int8
+    wake: torch.Tensor  # (R, B) float64, end of the current timed phase (inf: none)
+    started: torch.Tensor  # (R, B) float64, start of the current WORKING phase
+    factor: torch.Tensor  # (R, B) float64, worker speed-up of the current job
+    last_time: torch.Tensor  # (R, B) float64, last processing time
+    waiting: torch.Tensor  # (R, B) float64, sources' waiting time
+    cur_in: torch.Tensor  # (R, B) long, buffer the row takes from next
+    cur_out: torch.Tensor  # (R, B) long, buffer the row puts on next
+    index_in: torch.Tensor  # (R, B) long, switches' selected input
+    index_out: torch.Tensor  # (R, B) long, switches' selected output
+    stored: torch.Tensor  # (R, B) long, magazines' stored carriers
+    target: torch.Tensor  # (R, B) long, actionable magazines' stored count
+    carrier_created: torch.Tensor  # (R, B) float64, creation time of the part on the carrier held
+    carrier_type: torch.Tensor  # (R, B) long, carrier type of the carrier held (0: no parts)
+    comp_k: torch.Tensor  # (R, B) long, assembly: component buffer being served
+    comp_created: torch.Tensor  # (R, B) float64
+    comp_type: torch.Tensor  # (R, B) long
+    seq_part: torch.Tensor  # (R, B) long, sequential process: part being processed
+    seq_total: torch.Tensor  # (R, B) float64, sequential process: time spent on the parts
+    run_left: torch.Tensor  # (R, B) long, source: carriers left in the current run of one type
+    run_type: torch.Tensor  # (R, B) long, source: carrier type of the current run
+    n_scrap: torch.Tensor  # (R, B) long
+    scrap_seen: torch.Tensor  # (R, B) long, n_scrap at the last observation
     n_parts: torch.Tensor  # (B,) long
-    jump_start: torch.Tensor  # (B, R) float64, slowdown window and factor
-    jump_end: torch.Tensor  # (B, R) float64
-    jump_factor: torch.Tensor  # (B, R) float64
-    held: torch.Tensor  # (B, NB+1, C) bool, slot claimed by a carrier
-    arrived: torch.Tensor  # (B, NB+1, C) bool
-    ready: torch.Tensor  # (B, NB+1, C) float64, arrival time of a moving carrier
-    slot_created: torch.Tensor  # (B, NB+1, C) float64
-    slot_type: torch.Tensor  # (B, NB+1, C) long
-    count: torch.Tensor  # (B, NB+1) long, carriers put on and not taken off
-    w_station: torch.Tensor  # (B, W) long, row the worker stands at
-    w_target: torch.Tensor  # (B, W) long, row it should go to
-    w_dest: torch.Tensor  # (B, W) long, row it walks to
-    w_arrive: torch.Tensor  # (B, W) float64, end of its walk (inf: standing)
-    w_holder: torch.Tensor  # (B, W) long, row holding it for a job (-1: free)
+    jump_start: torch.Tensor  # (R, B) float64, slowdown window and factor
+    jump_end: torch.Tensor  # (R, B) float64
+    jump_factor: torch.Tensor  # (R, B) float64
+    held: torch.Tensor  # (NS, B) bool, slot claimed by a carrier
+    arrived: torch.Tensor  # (NS, B) bool
+    ready: torch.Tensor  # (NS, B) float64, arrival time of a moving carrier (inf: none moving)
+    slot_created: torch.Tensor  # (NS, B) float64
+    slot_type: torch.Tensor  # (NS, B) long
+    count: torch.Tensor  # (NB+1, B) long, carriers put on and not taken off
+    w_station: torch.Tensor  # (W, B) long, row the worker stands at
+    w_target: torch.Tensor  # (W, B) long, row it should go to
+    w_dest: torch.Tensor  # (W, B) long, row it walks to
+    w_arrive: torch.Tensor  # (W, B) float64, end of its walk (inf: standing)
+    w_holder: torch.Tensor  # (W, B) long, row holding it for a job (-1: free)
+
+    # every field has the batch axis last (for code that moves instances between states)
+    BATCH_DIM = -1
 
 
 def initial_state(line: CompiledLine, batch: int) -> LineState:
     device = line.kind.device
-    r, nb, c, w = line.rows, line.null_buffer + 1, line.cmax, line.n_workers
+    r, nb, ns, w = line.rows, line.null_buffer + 1, line.n_slots, line.n_workers
     f64 = {"dtype": torch.float64, "device": device}
     i64 = {"dtype": torch.long, "device": device}
 
     def rows(value: torch.Tensor) -> torch.Tensor:
-        return value.expand(batch, r).clone()
+        return value[:, None].expand(value.shape[0], batch).clone()
 
-    held = torch.zeros(batch, nb, c, dtype=torch.bool, device=device)
-    held[:, line.null_buffer, 0] = True  # the null buffer is never free
+    held = torch.zeros(ns, batch, dtype=torch.bool, device=device)
+    held[line.slot_first[line.null_buffer]] = True  # the null buffer is never free
     first = line.worker_station[:, 0] if w else torch.zeros(0, **i64)
     # round-robin start: worker w of a pool stands at the pool's station (w mod n)
     start = _round_robin(line) if w else first
     return LineState(
         now=torch.zeros(batch, **f64),
-        phase=torch.full((batch, r), START, dtype=torch.int8, device=device),
-        wake=torch.zeros(batch, r, **f64),  # every row starts its program at time 0
-        started=torch.zeros(batch, r, **f64),
-        factor=torch.ones(batch, r, **f64),
+        phase=torch.full((r, batch), START, dtype=torch.int8, device=device),
+        wake=torch.zeros(r, batch, **f64),  # every row starts its program at time 0
+        started=torch.zeros(r, batch, **f64),
+        factor=torch.ones(r, batch, **f64),
         last_time=rows(line.processing_time),
         waiting=rows(line.initial_waiting),
         cur_in=rows(line.buffer_in),
         cur_out=rows(line.buffer_out),
-        index_in=torch.zeros(batch, r, **i64),
-        index_out=torch.zeros(batch, r, **i64),
+        index_in=torch.zeros(r, batch, **i64),
+        index_out=torch.zeros(r, batch, **i64),
         stored=rows(line.initial_stored),
         target=rows(line.initial_stored),
-        carrier_created=torch.zeros(batch, r, **f64),
-        carrier_type=torch.zeros(batch, r, **i64),
-        comp_k=torch.zeros(batch, r, **i64),
-        comp_created=torch.zeros(batch, r, **f64),
-        comp_type=torch.zeros(batch, r, **i64),
-        seq_part=torch.zeros(batch, r, **i64),
-        seq_total=torch.zeros(batch, r, **f64),
-        run_left=torch.zeros(batch, r, **i64),
+        carrier_created=torch.zeros(r, batch, **f64),
+        carrier_type=torch.zeros(r, batch, **i64),
+        comp_k=torch.zeros(r, batch, **i64),
+        comp_created=torch.zeros(r, batch, **f64),
+        comp_type=torch.zeros(r, batch, **i64),
+        seq_part=torch.zeros(r, batch, **i64),
+        seq_total=torch.zeros(r, batch, **f64),
+        run_left=torch.zeros(r, batch, **i64),
         run_type=rows(line.type_base),
-        n_scrap=torch.zeros(batch, r, **i64),
-        scrap_seen=torch.zeros(batch, r, **i64),
+        n_scrap=torch.zeros(r, batch, **i64),
+        scrap_seen=torch.zeros(r, batch, **i64),
         n_parts=torch.zeros(batch, **i64),
-        jump_start=torch.zeros(batch, r, **f64),
-        jump_end=torch.zeros(batch, r, **f64),
-        jump_factor=torch.ones(batch, r, **f64),
+        jump_start=torch.zeros(r, batch, **f64),
+        jump_end=torch.zeros(r, batch, **f64),
+        jump_factor=torch.ones(r, batch, **f64),
         held=held,
-        arrived=torch.zeros(batch, nb, c, dtype=torch.bool, device=device),
-        ready=torch.full((batch, nb, c), INF, **f64),
-        slot_created=torch.zeros(batch, nb, c, **f64),
-        slot_type=torch.zeros(batch, nb, c, **i64),
-        count=torch.zeros(batch, nb, **i64),
-        w_station=start.expand(batch, w).clone(),
-        w_target=start.expand(batch, w).clone(),
-        w_dest=start.expand(batch, w).clone(),
-        w_arrive=torch.full((batch, w), INF, **f64),
-        w_holder=torch.full((batch, w), -1, **i64),
+        arrived=torch.zeros(ns, batch, dtype=torch.bool, device=device),
+        ready=torch.full((ns, batch), INF, **f64),
+        slot_created=torch.zeros(ns, batch, **f64),
+        slot_type=torch.zeros(ns, batch, **i64),
+        count=torch.zeros(nb, batch, **i64),
+        w_station=rows(start),
+        w_target=rows(start),
+        w_dest=rows(start),
+        w_arrive=torch.full((w, batch), INF, **f64),
+        w_holder=torch.full((w, batch), -1, **i64),
     )
 
 
@@ -184,8 +199,7 @@ def reset_where(line: CompiledLine, state: LineState, mask: torch.Tensor, rng: I
     fresh = initial_state(line, state.now.shape[0])
     for field in fields(LineState):
         current, new = getattr(state, field.name), getattr(fresh, field.name)
-        selector = mask.reshape(-1, *([1] * (current.dim() - 1)))
-        setattr(state, field.name, torch.where(selector, new, current))
+        setattr(state, field.name, torch.where(mask, new, current))  # the batch axis is last
     if bool((line.slowdown_max > 0).any()):
         _draw_slowdowns(line, state, mask, rng)
 
@@ -194,21 +208,47 @@ def _draw_slowdowns(
     line: CompiledLine, state: LineState, mask: torch.Tensor, rng: InstanceRNG
 ) -> None:
     """The seeded slowdown windows of assemblies with a ``Slowdown`` (see ``spec.Slowdown``)."""
-    u = rng.uniform(line.rows, 2, where=mask).to(torch.float64)
-    t_max = line.slowdown_max
-    t_jump = t_max * (0.8 + 0.2 * u[..., 0])
-    time, noise = line.processing_time, line.noise_scale
+    u = _uniform_pairs(rng, line.rows, mask)
+    col = LineColumns(line)
+    t_max = col.slowdown_max
+    t_jump = t_max * (0.8 + 0.2 * u[:, 0])
+    time, noise = col.processing_time, col.noise_scale
     horizon = 2 * t_max
     factor = (
-        t_jump * (time + noise + JUMP_OVERHEAD) / ((line.slowdown_ratio - 1) * horizon + t_jump)
+        t_jump * (time + noise + JUMP_OVERHEAD) / ((col.slowdown_ratio - 1) * horizon + t_jump)
         - noise
         - JUMP_OVERHEAD
     ) / time.clamp(min=1e-12)
-    start = (0.25 + 0.5 * u[..., 1]) * t_max
-    has = (t_max > 0) & mask[:, None]
+    start = (0.25 + 0.5 * u[:, 1]) * t_max
+    has = (t_max > 0) & mask
     state.jump_start = torch.where(has, start, state.jump_start)
     state.jump_end = torch.where(has, start + t_jump, state.jump_end)
     state.jump_factor = torch.where(has, factor, state.jump_factor)
+
+
+class LineColumns:
+    """The per-row constants of a ``CompiledLine`` (every (R,) tensor) as (R, 1) columns, which
+    broadcast against (R, B) state along contiguous rows of ``B``."""
+
+    def __init__(self, line: CompiledLine) -> None:
+        for field in fields(line):
+            value = getattr(line, field.name)
+            if isinstance(value, torch.Tensor) and value.shape == (line.rows,):
+                setattr(self, field.name, value[:, None])
+
+    def __getattr__(self, name: str) -> Any:  # pragma: no cover - only for type checkers
+        raise AttributeError(name)
+
+
+def _uniform_rows(rng: InstanceRNG, rows: int, where: torch.Tensor) -> torch.Tensor:
+    """One uniform per row (R, B) float64: ``rng.uniform(rows)`` transposed (same numbers)."""
+    return rng.uniform_lanes(rows, where=where).to(torch.float64)
+
+
+def _uniform_pairs(rng: InstanceRNG, rows: int, where: torch.Tensor) -> torch.Tensor:
+    """Two uniforms per row (R, 2, B) float64: ``rng.uniform(rows, 2)`` with the batch axis last;
+    ``u[:, j]`` is a (R, B) view of contiguous rows."""
+    return rng.uniform_lanes(2 * rows, where=where).to(torch.float64).view(rows, 2, -1)
 
 
 def _lookup(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -225,8 +265,14 @@ def _only(mask: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor:
 def _select(state: LineState, index: torch.Tensor, names: tuple[str, ...]) -> LineState:
     """The instances ``index`` of ``state``; fields outside ``names`` are left ``None`` (so a rule
     that reads one fails loudly instead of broadcasting a full-batch tensor)."""
-    chosen = {name: getattr(state, name).index_select(0, index) for name in names}
+    chosen = {name: _gather_last(getattr(state, name), index) for name in names}
     return LineState(**{f.name: chosen.get(f.name) for f in fields(LineState)})
+
+
+def _gather_last(value: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``value[..., index]``: a gather with the index expanded over the leading axes (several
+    times faster on the CPU than ``index_select`` along the last axis)."""
+    return value.gather(-1, index.expand(*value.shape[:-1], -1))
 
 
 def _write_back(
@@ -234,7 +280,8 @@ def _write_back(
 ) -> None:
     """Copy fields ``names`` of ``sub`` back into ``state`` at ``index``, in place (cost ~ len(index))."""
     for name in names:
-        getattr(state, name).index_copy_(0, index, getattr(sub, name))
+        value = getattr(state, name)
+        value.scatter_(-1, index.expand(*value.shape[:-1], -1), getattr(sub, name))
 
 
 # LineState fields that ``Engine.advance`` can change, by the line parts that change them
@@ -271,7 +318,7 @@ def _select_rng(rng: InstanceRNG, index: torch.Tensor) -> InstanceRNG:
 
 
 def _phase_counts(mask: torch.Tensor | None, phase: torch.Tensor) -> list[int]:
-    """Number of rows selected by ``mask`` (B, R; None: all) in each phase (one host sync)."""
+    """Number of rows selected by ``mask`` (R, B or 1, B; None: all) in each phase (one host sync)."""
     selected = (phase if mask is None else torch.where(mask, phase, N_PHASES)).flatten().long()
     return torch.bincount(selected, minlength=N_PHASES + 1)[:N_PHASES].tolist()
 
@@ -281,16 +328,17 @@ class Engine:
 
     def __init__(self, line: CompiledLine) -> None:
         self.line = line
+        self.col = col = LineColumns(line)
         device = line.kind.device
-        kind = line.kind
-        self._row = torch.arange(line.rows, device=device)
+        kind = col.kind
+        self._row = torch.arange(line.rows, device=device)[:, None]  # (R, 1)
         self._source = kind == KIND_SOURCE
         self._sink = kind == KIND_SINK
         self._assembly = kind == KIND_ASSEMBLY
         self._switch = kind == KIND_SWITCH
         self._magazine = kind == KIND_MAGAZINE
         self._collector = kind == KIND_COLLECTOR
-        self._pooled = line.worker_pool_size > 0
+        self._pooled = col.worker_pool_size > 0
         self._takes_at_get = (
             self._assembly & self._pooled
         )  # assemblies hold workers from the main get
@@ -298,19 +346,19 @@ class Engine:
         self._takes_at_work = ((kind == KIND_PROCESS) | self._sequential) & self._pooled
         self._has_sequential = bool(self._sequential.any())
         self._has_extra = bool((line.type_extra != 0).any()) or self._has_sequential
-        self._has_runs = bool(((line.n_types > 1) & self._source).any())
+        self._has_runs = bool(((col.n_types > 1) & self._source).any())
         self._n_parts = line.part_extra.shape[2]
-        self._no_input = self._source & (line.buffer_in == line.null_buffer)
+        self._no_input = self._source & (col.buffer_in == line.null_buffer)
         self._has_switch = bool(self._switch.any())
         self._has_magazine = bool(self._magazine.any())
         self._has_assembly = bool(self._assembly.any())
         self._has_slowdown = bool((line.slowdown_max > 0).any())
         # input and output buffers (and their timings) of lines without switches never change
-        self._fixed_in_last = self._last_slot(line.buffer_in)[None, :]
-        self._fixed_out_first = (line.buffer_out * line.cmax)[None, :]
-        self._fixed_get_time = line.get_time[line.buffer_in][None, :]
-        self._fixed_put_time = line.put_time[line.buffer_out][None, :]
-        self._fixed_put_scale = line.put_scale[line.buffer_out][None, :]
+        self._fixed_in_last = self._last_slot(col.buffer_in)  # (R, 1)
+        self._fixed_out_first = line.slot_first[line.buffer_out][:, None]
+        self._fixed_get_time = line.get_time[line.buffer_in][:, None]
+        self._fixed_put_time = line.put_time[line.buffer_out][:, None]
+        self._fixed_put_scale = line.put_scale[line.buffer_out][:, None]
         present = {
             "switch": self._has_switch,
             "storage": self._has_magazine or bool(self._collector.any()),
@@ -339,25 +387,27 @@ class Engine:
         self._outputs_flat = line.outputs.flatten()
         self._outputs_offset = self._row * line.outputs.shape[1]
         self._condition_flat = line.condition.flatten()
-        # flat slot space (NB * C): slot i can pass its carrier on to slot i + 1
-        passable = torch.zeros_like(line.slot_valid)
-        passable[:, :-1] = line.slot_valid[:, 1:]
-        self._passable = passable.flatten()[:-1]
-        self._slot_time_flat = line.slot_time[:, None].expand_as(line.slot_valid).flatten()
+        # flat slot space: slot i can pass its carrier on to slot i + 1 of the same buffer
+        owner = line.slot_buffer
+        self._passable = (owner[:-1] == owner[1:])[:, None]  # (NS - 1, 1)
+        self._slot_time_next = line.slot_time[owner[1:]][:, None]  # (NS - 1, 1), into slot i + 1
+        self._null_slot = int(line.slot_first[line.null_buffer])
         self._skill_flat = line.worker_skill.flatten()  # (W * R,) skill of worker w at row r
         self._worker_offset = (
-            torch.arange(line.n_workers, device=device)[None, :] * line.rows
-        )  # (1, W)
+            torch.arange(line.n_workers, device=device)[:, None] * line.rows
+        )  # (W, 1)
+        self._transition = line.worker_transition[:, None]  # (W, 1)
 
     # --- the event loop ---------------------------------------------------------------------
     def next_event(self, state: LineState) -> torch.Tensor:
-        """Earliest pending timer, slot arrival or worker arrival of each instance (B,)."""
-        moving = (
-            torch.where(state.held & ~state.arrived, state.ready, INF).flatten(1).min(dim=1).values
-        )
-        t = torch.minimum(state.wake.min(dim=1).values, moving)
+        """Earliest pending timer, slot arrival or worker arrival of each instance (B,).
+
+        ``ready`` is finite exactly at the slots of moving carriers (held, not yet arrived), so
+        its minimum over the slots is the earliest slot arrival.
+        """
+        t = torch.minimum(state.wake.amin(dim=0), state.ready.amin(dim=0))
         if self.line.n_workers:
-            t = torch.minimum(t, state.w_arrive.min(dim=1).values)
+            t = torch.minimum(t, state.w_arrive.amin(dim=0))
         return t
 
     def advance(self, state: LineState, until: torch.Tensor, rng: InstanceRNG) -> None:
@@ -412,7 +462,7 @@ class Engine:
         on); a row waiting for a carrier that has arrived or for a slot that is free.
         """
         line = self.line
-        now = state.now[:, None]
+        now = state.now[None, :]
         phase = state.phase
         pending = (state.wake <= now) | (phase == START) | (phase == OUT_CHECK)
         if self._has_sequential:
@@ -424,14 +474,12 @@ class Engine:
             buffer = _lookup(self._component_flat, self._component_offset + k)
             pending |= (phase == COMP_WAIT) & self._arrived_at(state, self._last_slot(buffer))
         first = self._out_first_slot(state)
-        pending |= (phase == PUT_WAIT) & ~state.held.flatten(1).gather(1, first)
-        out = pending.any(dim=1)
-        batch = state.held.shape[0]
-        out |= (state.ready.view(batch, -1) <= now).any(dim=1)
-        arrived, held = state.arrived.view(batch, -1), state.held.view(batch, -1)
-        out |= (arrived[:, :-1] & ~held[:, 1:] & self._passable).any(dim=1)
+        pending |= (phase == PUT_WAIT) & ~state.held.gather(0, first)
+        out = pending.any(dim=0)
+        out |= (state.ready <= now).any(dim=0)
+        out |= (state.arrived[:-1] & ~state.held[1:] & self._passable).any(dim=0)
         if line.n_workers:
-            out |= (state.w_arrive <= now).any(dim=1)
+            out |= (state.w_arrive <= now).any(dim=0)
         return out
 
     def apply_action(self, state: LineState, action: torch.Tensor) -> None:
@@ -440,15 +488,15 @@ class Engine:
         for j, (kind, row, worker) in enumerate(line.actions):
             value = action[:, j]
             if kind == "waiting_time":
-                state.waiting[:, row] = value.to(torch.float64) * line.waiting_step[row]
+                state.waiting[row] = value.to(torch.float64) * line.waiting_step[row]
             elif kind == "index_in":
-                state.index_in[:, row] = value
+                state.index_in[row] = value
             elif kind == "index_out":
-                state.index_out[:, row] = value
+                state.index_out[row] = value
             elif kind == "magazine":
-                state.target[:, row] = value
+                state.target[row] = value
             else:
-                state.w_target[:, worker] = line.worker_station[worker][value]
+                state.w_target[worker] = line.worker_station[worker][value]
         if line.n_workers:
             self._workers_leave(state, torch.ones_like(state.now, dtype=torch.bool))
 
@@ -461,9 +509,9 @@ class Engine:
         Every rule is applied with masks over the whole batch; a rule that concerns no row at
         all is skipped (a cheap check on the CPU that saves most of the work).
         """
-        line = self.line
-        now = state.now[:, None]
-        act = None if everyone else active[:, None]  # None: every instance (no masking)
+        line, col = self.line, self.col
+        now = state.now[None, :]
+        act = None if everyone else active[None, :]  # None: every instance (no masking)
         self._slots(state, None if everyone else active)
         if line.n_workers:
             self._workers_arrive(state, None if everyone else active)
@@ -482,12 +530,12 @@ class Engine:
                 done = due & (phase == PUTTING)
                 self._finish_put(state, done)
                 if self._has_switch:
-                    step = done & self._switch & line.alternate
+                    step = done & self._switch & col.alternate
                     state.index_in = torch.where(
-                        step, (state.index_in + 1) % line.n_inputs, state.index_in
+                        step, (state.index_in + 1) % col.n_inputs, state.index_in
                     )
                     state.index_out = torch.where(
-                        step, (state.index_out + 1) % line.n_outputs, state.index_out
+                        step, (state.index_out + 1) % col.n_outputs, state.index_out
                     )
                 phase = torch.where(done, START, phase)
             # WORKING ends: release workers; a sink counts its part; a switch checks its output.
@@ -496,7 +544,7 @@ class Engine:
                 if line.n_workers:
                     self._release(state, done)
                 finished = done & self._sink
-                state.n_parts = state.n_parts + finished.sum(dim=1)
+                state.n_parts = state.n_parts + finished.sum(dim=0)
                 has_out = state.cur_out != line.null_buffer
                 after = torch.where(
                     self._switch, OUT_CHECK, torch.where(finished & ~has_out, START, PUT_WAIT)
@@ -538,7 +586,7 @@ class Engine:
                 valid = (now - state.comp_created) < limit
                 ok, failed = done & valid, done & ~valid
                 next_k = state.comp_k + ok.long()
-                all_done = ok & (next_k >= line.n_components)
+                all_done = ok & (next_k >= col.n_components)
                 state.comp_k = torch.where(ok, next_k, state.comp_k)
                 phase = torch.where(failed, FAILING, torch.where(ok & ~all_done, COMP_WAIT, phase))
                 start_work = start_work | all_done
@@ -549,7 +597,7 @@ class Engine:
                 collected = done & self._collector
                 if bool(collected.any()):
                     state.stored = state.stored.scatter_add(
-                        1, line.parent.expand_as(collected), collected.long()
+                        0, col.parent.expand_as(collected), collected.long()
                     )
                 if line.n_workers:
                     self._take_workers(state, done & self._takes_at_get)
@@ -569,9 +617,9 @@ class Engine:
                 phase = torch.where(due & (phase == IN_POLL), START, phase)
             if due_in[OUT_POLL]:
                 phase = torch.where(due & (phase == OUT_POLL), OUT_CHECK, phase)
-            state.wake = torch.where(due, torch.where(failed, now + line.nok_time, INF), state.wake)
+            state.wake = torch.where(due, torch.where(failed, now + col.nok_time, INF), state.wake)
             if handling is not None:
-                state.wake = torch.where(handling, now + line.handling_time, state.wake)
+                state.wake = torch.where(handling, now + col.handling_time, state.wake)
             # Magazines: after the getting time (or a poll) take a stored carrier, or poll again.
             if due_in[FETCH] or due_in[MAG_POLL]:
                 fetched = due & ((phase == FETCH) | (phase == MAG_POLL))
@@ -623,16 +671,16 @@ class Engine:
         if now_in[OUT_CHECK]:
             checking = _only(act, phase == OUT_CHECK)
             selected = _lookup(self._outputs_flat, self._outputs_offset + state.index_out)
-            room = state.count.gather(1, selected) < _lookup(line.capacity, selected)
+            room = state.count.gather(0, selected) < _lookup(line.capacity, selected)
             state.cur_out = torch.where(checking & room, selected, state.cur_out)
-            state.wake = torch.where(checking & ~room, now + line.poll, state.wake)
+            state.wake = torch.where(checking & ~room, now + col.poll, state.wake)
             phase = torch.where(checking, torch.where(room, PUT_WAIT, OUT_POLL), phase)
         # PUT_WAIT: claim the first slot of the output when it is free.
         free = None
         if now_in[PUT_WAIT] or now_in[OUT_CHECK] or now_in[SEQ_NEXT]:
             waiting = _only(act, phase == PUT_WAIT)
             first = self._out_first_slot(state)
-            free = waiting & ~state.held.flatten(1).gather(1, first)
+            free = waiting & ~state.held.gather(0, first)
             phase = torch.where(free, PUTTING, phase)
         # phases are int8 (cheap comparisons); a where() of two constants widens them
         state.phase = phase if phase.dtype == torch.int8 else phase.to(torch.int8)
@@ -640,7 +688,7 @@ class Engine:
             self._start_put(state, free, rng)
 
     def _part_index(self, state: LineState) -> torch.Tensor:
-        """Flat index (B, R) of (carrier type, row, part being processed) into part tables."""
+        """Flat index (R, B) of (carrier type, row, part being processed) into part tables."""
         line = self.line
         part = state.seq_part.clamp(max=self._n_parts - 1)
         return (state.carrier_type * line.rows + self._row) * self._n_parts + part
@@ -654,18 +702,18 @@ class Engine:
         rng: InstanceRNG,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         line = self.line
-        now = state.now[:, None]
+        now = state.now[None, :]
         count = _lookup(line.part_count.flatten(), state.carrier_type * line.rows + self._row)
         finished = mask & (state.seq_part >= count)
         state.last_time = torch.where(finished, state.seq_total, state.last_time)
         todo = mask & ~finished
         flat = self._part_index(state)
         probability = _lookup(line.part_error_probability.flatten(), flat)
-        u = rng.uniform(line.rows, 2, where=todo.any(dim=1)).to(torch.float64)
-        error = todo & (u[..., 0] < probability)
+        u = _uniform_pairs(rng, line.rows, todo.any(dim=0))
+        error = todo & (u[:, 0] < probability)
         duration = (
             _lookup(line.part_error_time.flatten(), flat)
-            - torch.log1p(-u[..., 1]) * line.error_scale
+            - torch.log1p(-u[:, 1]) * self.col.error_scale
         )
         state.started = torch.where(error, now, state.started)
         state.wake = torch.where(error, now + duration, state.wake)
@@ -674,40 +722,40 @@ class Engine:
 
     def _start(self, state: LineState, starting: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
         """START: sources wait, switches check their input, magazines fetch, others get."""
-        line = self.line
-        now = state.now[:, None]
+        col = self.col
+        now = state.now[None, :]
         waits = starting & self._source & (state.waiting > 0)
         state.wake = torch.where(waits, now + state.waiting, state.wake)
         new_phase = torch.where(waits, WAIT, GET_WAIT)
         if self._has_switch:
             selected = _lookup(self._inputs_flat, self._inputs_offset + state.index_in)
-            has_carrier = state.count.gather(1, selected) > 0
+            has_carrier = state.count.gather(0, selected) > 0
             switch = starting & self._switch
             state.cur_in = torch.where(switch & has_carrier, selected, state.cur_in)
-            state.wake = torch.where(switch & ~has_carrier, now + line.poll, state.wake)
+            state.wake = torch.where(switch & ~has_carrier, now + col.poll, state.wake)
             new_phase = torch.where(switch, torch.where(has_carrier, GET_WAIT, IN_POLL), new_phase)
         if self._has_magazine:
             magazine = starting & self._magazine
             self._match_target(state, magazine)
-            state.wake = torch.where(magazine, now + line.getting_time, state.wake)
+            state.wake = torch.where(magazine, now + col.getting_time, state.wake)
             new_phase = torch.where(magazine, FETCH, new_phase)
         return torch.where(starting, new_phase, phase)
 
     def _magazine_take(
         self, state: LineState, mask: torch.Tensor, phase: torch.Tensor
     ) -> torch.Tensor:
-        line = self.line
+        unlimited = self.col.unlimited
         self._match_target(state, mask)
-        take = mask & (line.unlimited | (state.stored > 0))
-        state.stored = state.stored - (take & ~line.unlimited).long()
+        take = mask & (unlimited | (state.stored > 0))
+        state.stored = state.stored - (take & ~unlimited).long()
         state.carrier_created = torch.where(take, 0.0, state.carrier_created)
         state.carrier_type = torch.where(take, EMPTY_TYPE, state.carrier_type)
         wait = mask & ~take
-        state.wake = torch.where(wait, state.now[:, None] + 1.0, state.wake)
+        state.wake = torch.where(wait, state.now[None, :] + 1.0, state.wake)
         return torch.where(take, PUT_WAIT, torch.where(wait, MAG_POLL, phase))
 
     def _match_target(self, state: LineState, mask: torch.Tensor) -> None:
-        matched = mask & self.line.actionable_magazine
+        matched = mask & self.col.actionable_magazine
         state.stored = torch.where(matched, state.target, state.stored)
 
     # --- slots --------------------------------------------------------------------------------
@@ -721,59 +769,62 @@ class Engine:
         one slot on. The moves of all slots are found first (a recurrence over the slots from
         the last one) and then applied at once.
         """
-        batch = state.held.shape[0]
-        act = None if active is None else active[:, None]
-        ready = state.ready.view(batch, -1)  # flat (B, NB * C) views, see below
-        arriving = _only(act, ready <= state.now[:, None])
+        act = None if active is None else active[None, :]
+        now = state.now[None, :]
+        arriving = _only(act, state.ready <= now)
         if bool(arriving.any()):
-            state.arrived.view(batch, -1).logical_or_(arriving)
-            ready.masked_fill_(arriving, INF)
-        # in the flattened (B, NB * C) slot space, slot i + 1 is the next slot of slot i
-        # (``_passable`` is False at every buffer's last slot, so no move crosses buffers);
-        # flat 2-D operations run as long loops, far faster than ones over (B, NB, C - 1) slices
-        arrived = state.arrived.view(batch, -1)  # views: the updates below are in place
-        held = state.held.view(batch, -1)
-        passes = arrived[:, :-1] & self._passable  # the carrier at i could move on to i + 1
+            state.arrived.logical_or_(arriving)
+            state.ready.masked_fill_(arriving, INF)
+        # in the flat (NS, B) slot space, slot i + 1 is the next slot of slot i (``_passable`` is
+        # False at every buffer's last slot, so no move crosses buffers); ``x[1:]`` and ``x[:-1]``
+        # are contiguous row ranges, and the in-place updates below write the state itself
+        arrived, held = state.arrived, state.held
+        passes = arrived[:-1] & self._passable  # the carrier at i could move on to i + 1
         if act is not None:
             passes &= act
-        free_now = ~held[:, 1:]
+        free_now = ~held[1:]
         if not bool((passes & free_now).any()):
             return
         # slot i + 1 is or will be free in this pass: free now, or passing its carrier on into
         # a slot that is; a chain of passing carriers is at most C - 1 long
         frees = free_now
         for _ in range(self.line.cmax - 2):
-            chained = free_now[:, :-1] | (passes[:, 1:] & frees[:, 1:])
-            frees = torch.cat([chained, free_now[:, -1:]], dim=1)
-        move = passes & frees  # (B, NB * C - 1): the carrier at i moves to i + 1
-        arrival = state.now[:, None] + self._slot_time_flat
-        arrived[:, :-1] &= ~move
-        held[:, :-1] &= ~move
-        held[:, 1:] |= move
-        ready[:, 1:] = torch.where(move, arrival[:, 1:], ready[:, 1:])
-        created = state.slot_created.view(batch, -1)
-        created[:, 1:] = torch.where(move, created[:, :-1], created[:, 1:])
-        kind = state.slot_type.view(batch, -1)
-        kind[:, 1:] = torch.where(move, kind[:, :-1], kind[:, 1:])
+            chained = free_now.clone()
+            chained[:-1] |= passes[1:] & frees[1:]
+            frees = chained
+        move = passes & frees  # (NS - 1, B): the carrier at i moves to i + 1
+        arrived[:-1] &= ~move
+        held[:-1] &= ~move
+        held[1:] |= move
+        state.ready[1:] = torch.where(move, now + self._slot_time_next, state.ready[1:])
+        created = state.slot_created
+        created[1:] = torch.where(move, created[:-1], created[1:])
+        kind = state.slot_type
+        kind[1:] = torch.where(move, kind[:-1], kind[1:])
 
     def _last_slot(self, buffer: torch.Tensor) -> torch.Tensor:
-        """Flat slot index (B, R) of the last slot of ``buffer`` (B, R)."""
-        return buffer * self.line.cmax + _lookup(self.line.last_slot, buffer)
+        """Flat slot index (like ``buffer``) of the last slot of ``buffer``."""
+        return _lookup(self.line.slot_last, buffer)
 
     def _in_last_slot(self, state: LineState) -> torch.Tensor:
-        """Flat slot index (B, R) of the last slot of each row's ``cur_in``."""
+        """Flat slot index (R, B) of the last slot of each row's ``cur_in``."""
         if self._has_switch:  # only switches change their input buffer
             return self._last_slot(state.cur_in)
         return self._fixed_in_last.expand_as(state.cur_in)
 
     def _out_first_slot(self, state: LineState) -> torch.Tensor:
-        """Flat slot index (B, R) of the first slot of each row's ``cur_out``."""
+        """Flat slot index (R, B) of the first slot of each row's ``cur_out``."""
         if self._has_switch:  # only switches change their output buffer
-            return state.cur_out * self.line.cmax
+            return _lookup(self.line.slot_first, state.cur_out)
         return self._fixed_out_first.expand_as(state.cur_out)
 
     def _arrived_at(self, state: LineState, flat: torch.Tensor) -> torch.Tensor:
-        return state.arrived.flatten(1).gather(1, flat)
+        return state.arrived.gather(0, flat)
+
+    def _slot_marks(self, state: LineState, flat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """(NS, B) bool: the slots ``flat`` (R, B) of the rows in ``mask`` (R, B)."""
+        marks = torch.zeros(state.held.shape, dtype=torch.long, device=mask.device)
+        return marks.scatter_add_(0, flat, mask.long()) > 0
 
     def _take(
         self,
@@ -783,64 +834,55 @@ class Engine:
         flat: torch.Tensor,
         component: bool,
     ) -> None:
-        """Rows in ``mask`` (B, R) take the carrier in the last slot ``flat`` of ``buffer``."""
-        created = state.slot_created.flatten(1).gather(1, flat)
-        origin = state.slot_type.flatten(1).gather(1, flat)
+        """Rows in ``mask`` (R, B) take the carrier in the last slot ``flat`` of ``buffer``."""
+        created = state.slot_created.gather(0, flat)
+        origin = state.slot_type.gather(0, flat)
         if component:
             state.comp_created = torch.where(mask, created, state.comp_created)
             state.comp_type = torch.where(mask, origin, state.comp_type)
         else:
             state.carrier_created = torch.where(mask, created, state.carrier_created)
             state.carrier_type = torch.where(mask, origin, state.carrier_type)
-        taken = torch.zeros(state.held.flatten(1).shape, dtype=torch.long, device=mask.device)
-        taken = taken.scatter_add_(1, flat, mask.long()).view_as(state.held) > 0
-        state.held = state.held & ~taken
-        state.arrived = state.arrived & ~taken
-        state.count = state.count.scatter_add(1, buffer, -mask.long())
+        kept = ~self._slot_marks(state, flat, mask)
+        state.held = state.held & kept
+        state.arrived = state.arrived & kept
+        state.count = state.count.scatter_add(0, buffer, -mask.long())
 
     def _start_put(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
         line = self.line
-        first = self._out_first_slot(state)
-        claimed = torch.zeros(state.held.flatten(1).shape, dtype=torch.long, device=mask.device)
-        claimed = claimed.scatter_add_(1, first, mask.long()).view_as(state.held) > 0
-        state.held = state.held | claimed
-        u = rng.uniform(line.rows, where=mask.any(dim=1)).to(torch.float64)
+        state.held = state.held | self._slot_marks(state, self._out_first_slot(state), mask)
+        u = _uniform_rows(rng, line.rows, mask.any(dim=0))
         if self._has_switch:
             put_time = _lookup(line.put_time, state.cur_out)
             put_scale = _lookup(line.put_scale, state.cur_out)
         else:
             put_time, put_scale = self._fixed_put_time, self._fixed_put_scale
         duration = put_time - torch.log1p(-u) * put_scale
-        state.wake = torch.where(mask, state.now[:, None] + duration, state.wake)
+        state.wake = torch.where(mask, state.now[None, :] + duration, state.wake)
 
     def _finish_put(self, state: LineState, mask: torch.Tensor) -> None:
         first = self._out_first_slot(state)
-        put = torch.zeros(state.held.flatten(1).shape, dtype=torch.long, device=mask.device)
-        put = put.scatter_add_(1, first, mask.long()) > 0
+        put = self._slot_marks(state, first, mask)
         # each real buffer has one upstream row, so the scatters below never collide on it
-        created = state.slot_created.flatten(1).scatter(1, first, state.carrier_created)
-        origin = state.slot_type.flatten(1).scatter(1, first, state.carrier_type)
-        state.slot_created = torch.where(put, created, state.slot_created.flatten(1)).view_as(
-            state.slot_created
-        )
-        state.slot_type = torch.where(put, origin, state.slot_type.flatten(1)).view_as(
-            state.slot_type
-        )
-        state.arrived = state.arrived | put.view_as(state.arrived)
-        state.count = state.count.scatter_add(1, state.cur_out, mask.long())
-        state.arrived[:, self.line.null_buffer] = False
+        created = state.slot_created.scatter(0, first, state.carrier_created)
+        origin = state.slot_type.scatter(0, first, state.carrier_type)
+        state.slot_created = torch.where(put, created, state.slot_created)
+        state.slot_type = torch.where(put, origin, state.slot_type)
+        state.arrived = state.arrived | put
+        state.count = state.count.scatter_add(0, state.cur_out, mask.long())
+        state.arrived[self._null_slot] = False
 
     def _start_work(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
-        line = self.line
-        now = state.now[:, None]
+        line, col = self.line, self.col
+        now = state.now[None, :]
         if line.n_workers:
             self._take_workers(state, mask & self._takes_at_work)
-        u = rng.uniform(line.rows, 2, where=mask.any(dim=1)).to(torch.float64)
+        u = _uniform_pairs(rng, line.rows, mask.any(dim=0))
         factor = torch.where(self._pooled, state.factor, 1.0) if line.n_workers else 1.0
         if self._has_slowdown:
             jump = self._assembly & (state.jump_start <= now) & (now < state.jump_end)
             factor = factor * torch.where(jump, state.jump_factor, 1.0)
-        time = line.processing_time
+        time = col.processing_time
         new_part = mask & self._source
         if self._has_runs and bool(new_part.any()):
             self._next_type(state, new_part, rng)
@@ -851,8 +893,8 @@ class Engine:
             part = _lookup(line.part_extra.flatten(), self._part_index(state))
             extra = torch.where(self._sequential, part, carrier)
             time = time + torch.where(self._source, 0.0, extra)
-        duration = time * factor - torch.log1p(-u[..., 0]) * line.noise_scale
-        duration = torch.where(u[..., 1] < line.rework_probability, 2 * duration, duration)
+        duration = time * factor - torch.log1p(-u[:, 0]) * col.noise_scale
+        duration = torch.where(u[:, 1] < col.rework_probability, 2 * duration, duration)
         state.started = torch.where(mask, now, state.started)
         state.wake = torch.where(mask, now + duration, state.wake)
         state.carrier_created = torch.where(new_part, now, state.carrier_created)
@@ -860,27 +902,29 @@ class Engine:
 
     def _next_type(self, state: LineState, sources: torch.Tensor, rng: InstanceRNG) -> None:
         """Sources emit runs of ``run_min … run_min + run_span - 1`` carriers of one random type."""
-        line = self.line
-        u = rng.uniform(line.rows, 2, where=sources.any(dim=1)).to(torch.float64)
+        col = self.col
+        u = _uniform_pairs(rng, self.line.rows, sources.any(dim=0))
         new_run = sources & (state.run_left == 0)
-        kind = (u[..., 0] * line.n_types).long().clamp(max=line.n_types - 1)
-        length = line.run_min + (u[..., 1] * line.run_span).long().clamp(max=line.run_span - 1)
-        state.run_type = torch.where(new_run, line.type_base + kind, state.run_type)
+        kind = (u[:, 0] * col.n_types).long().clamp(max=col.n_types - 1)
+        length = col.run_min + (u[:, 1] * col.run_span).long().clamp(max=col.run_span - 1)
+        state.run_type = torch.where(new_run, col.type_base + kind, state.run_type)
         state.run_left = torch.where(new_run, length, state.run_left) - sources.long()
 
     # --- workers ------------------------------------------------------------------------------
     def _take_workers(self, state: LineState, mask: torch.Tensor) -> None:
         """Rows in ``mask`` hold the free workers standing at them; their speed-up is stored.
 
-        Work is per worker (B, W): each worker looks up its own station in ``mask``.
+        Work is per worker (W, B): each worker looks up its own station in ``mask``.
         """
         if not bool(mask.any()):
             return
-        standing = (state.w_arrive == INF) & (state.w_holder < 0)  # (B, W)
-        taken = mask.gather(1, state.w_station) & standing
-        skill = self._skill_flat[self._worker_offset + state.w_station]
+        standing = (state.w_arrive == INF) & (state.w_holder < 0)  # (W, B)
+        taken = mask.gather(0, state.w_station) & standing
+        skill = _lookup(self._skill_flat, self._worker_offset + state.w_station)
+        # the skills of a row's workers are summed in worker order (as a scatter over (B, W)
+        # rows did), so the float sums are the same bits
         total = torch.zeros_like(state.factor).scatter_add_(
-            1, state.w_station, torch.where(taken, skill, 0.0)
+            0, state.w_station, torch.where(taken, skill, 0.0)
         )
         state.factor = torch.where(mask, torch.exp(-0.3 * total), state.factor)
         state.w_holder = torch.where(taken, state.w_station, state.w_holder)
@@ -888,32 +932,30 @@ class Engine:
     def _release(self, state: LineState, mask: torch.Tensor) -> None:
         if not bool((mask & self._pooled).any()):
             return
-        released = mask.gather(1, state.w_holder.clamp(min=0)) & (state.w_holder >= 0)
+        released = mask.gather(0, state.w_holder.clamp(min=0)) & (state.w_holder >= 0)
         state.w_holder = torch.where(released, -1, state.w_holder)
-        self._workers_leave(state, released.any(dim=1))
+        self._workers_leave(state, released.any(dim=0))
 
     def _workers_leave(self, state: LineState, rows: torch.Tensor) -> None:
         """Free standing workers whose target differs from their station start walking."""
         leave = (
-            rows[:, None]
+            rows[None, :]
             & (state.w_holder < 0)
             & (state.w_arrive == INF)
             & (state.w_target != state.w_station)
         )
-        instant = leave & (self.line.worker_transition == 0)
+        instant = leave & (self._transition == 0)
         state.w_station = torch.where(instant, state.w_target, state.w_station)
         walk = leave & ~instant
         state.w_dest = torch.where(walk, state.w_target, state.w_dest)
-        state.w_arrive = torch.where(
-            walk, state.now[:, None] + self.line.worker_transition, state.w_arrive
-        )
+        state.w_arrive = torch.where(walk, state.now[None, :] + self._transition, state.w_arrive)
 
     def _workers_arrive(self, state: LineState, active: torch.Tensor | None) -> None:
         arriving = _only(
-            None if active is None else active[:, None], state.w_arrive <= state.now[:, None]
+            None if active is None else active[None, :], state.w_arrive <= state.now[None, :]
         )
         if not bool(arriving.any()):
             return
         state.w_station = torch.where(arriving, state.w_dest, state.w_station)
         state.w_arrive = torch.where(arriving, INF, state.w_arrive)
-        self._workers_leave(state, arriving.any(dim=1))
+        self._workers_leave(state, arriving.any(dim=0))

@@ -1,7 +1,8 @@
 """Batched observations in exactly the layout of ``features.observation_features``.
 
-Every observed feature group is computed for all rows, buffers or workers at once; an index built
-once from the feature names gathers the observed columns in observation order.
+Every observed feature group is computed for all rows, buffers or workers at once, batch axis last
+like the engine's state (one row of ``B`` per raw column); an index built once from the feature
+names selects the observed rows in observation order, and one transpose makes them ``(B, F)``.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ WORKING_MODE, WAITING_MODE, FAILING_MODE = 0, 1, 2
 
 
 def _one_hot(values: torch.Tensor, width: int) -> torch.Tensor:
-    """(B, n) ints in ``[0, width)`` -> (B, n * width) float64 one-hot (no range check, no sync)."""
-    choices = torch.arange(width, device=values.device)
-    return (values[:, :, None] == choices).flatten(1).to(torch.float64)
+    """(n, B) ints in ``[0, width)`` -> (n * width, B) float64 one-hot (no range check, no sync)."""
+    choices = torch.arange(width, device=values.device)[None, :, None]
+    return (values[:, None, :] == choices).flatten(0, 1).to(torch.float64)
 
 
 class Observer:
@@ -116,15 +117,18 @@ class Observer:
             ],
             **f64,
         )
-        self._pool_size = line.worker_pool_size[:s].clamp(min=1.0)
-        self._kind = line.kind[:s]
-        # one-hot mode of every (phase, station), looked up instead of recomputed each step
-        self._stations = torch.arange(s, device=device)
+        self._largest = self._largest[:, None]  # constants as (rows, 1) columns
+        self._scale = self._scale[:, None]
+        self._max_stored = self._max_stored[:, None]
+        self._pool_size = line.worker_pool_size[:s].clamp(min=1.0)[:, None]
+        self._kind = line.kind[:s, None]
+        # the mode of every (phase, station), looked up by ``phase * S + station``
+        self._stations = torch.arange(s, device=device)[:, None]
         every_phase = torch.arange(N_PHASES, device=device)[:, None].expand(N_PHASES, s)
-        self._mode_one_hot = _one_hot(self._modes_of(every_phase), 3).view(N_PHASES, s, 3)
-        self._capacity = line.capacity[:-1].to(torch.float64)
+        self._mode_table = self._modes_of(every_phase.T).T.flatten()  # (N_PHASES * S,)
+        self._capacity = line.capacity[:-1, None].to(torch.float64)
         self._type_rows = torch.tensor(type_rows, dtype=torch.long, device=device)
-        self._type_ids = torch.tensor(type_ids, dtype=torch.long, device=device)
+        self._type_ids = torch.tensor(type_ids, dtype=torch.long, device=device)[:, None]
         # the worker-location columns: (worker, pool row) of each, in raw order
         self._worker_columns = (
             torch.tensor(
@@ -132,15 +136,22 @@ class Observer:
                 dtype=torch.long,
                 device=device,
             ),
-            torch.tensor([r for rows in pool_rows for r in rows], dtype=torch.long, device=device),
+            torch.tensor([r for rows in pool_rows for r in rows], dtype=torch.long, device=device)[
+                :, None
+            ],
         )
 
     def modes(self, state: LineState) -> torch.Tensor:
         """Each station's mode (B, S): 0 working, 1 waiting, 2 failing, as the SimPy engine reports."""
-        return self._modes_of(state.phase[:, : self.line.n_stations])
+        return self._station_modes(state).T
+
+    def _station_modes(self, state: LineState) -> torch.Tensor:
+        """Each station's mode (S, B), looked up by (phase, station)."""
+        flat = state.phase[: self.line.n_stations].long() * self.line.n_stations + self._stations
+        return self._mode_table.index_select(0, flat.flatten()).view(flat.shape)
 
     def _modes_of(self, phase: torch.Tensor) -> torch.Tensor:
-        """The mode of (..., S) station phases (a switch works while it gets, a magazine while it
+        """The mode of (S, ...) station phases (a switch works while it gets, a magazine while it
         fetches)."""
         switch_busy = (self._kind == KIND_SWITCH) & ((phase == GET_WAIT) | (phase == GETTING))
         magazine_busy = (self._kind == KIND_MAGAZINE) & (phase == FETCH)
@@ -157,57 +168,56 @@ class Observer:
         Only the observed feature groups are computed (in float64, as the SimPy env computes
         them, then rounded to float32).
         """
-        raw = torch.cat([getattr(self, f"_group_{group}")(state) for group in self._groups], 1)
-        out = raw.gather(1, self._order.expand(raw.shape[0], -1)).to(torch.float32)
+        raw = torch.cat([getattr(self, f"_group_{group}")(state) for group in self._groups], 0)
+        out = raw.index_select(0, self._order).to(torch.float32).T.contiguous()
         state.scrap_seen = state.n_scrap.clone()
         return out
 
-    # --- feature groups: (B, width) float64 in the raw column order of ``__init__`` -----------
+    # --- feature groups: (width, B) float64 in the raw column order of ``__init__`` -----------
     def _group_modes(self, state: LineState) -> torch.Tensor:
-        phase = state.phase[:, : self.line.n_stations].long()
-        return self._mode_one_hot[phase, self._stations].flatten(1)
+        return _one_hot(self._station_modes(state), 3)
 
     def _group_waiting_time(self, state: LineState) -> torch.Tensor:
-        return state.waiting[:, : self.line.n_stations] / self._largest
+        return state.waiting[: self.line.n_stations] / self._largest
 
     def _group_processing_time(self, state: LineState) -> torch.Tensor:
-        return (state.last_time[:, : self.line.n_stations] / self._scale).clamp(max=1.0)
+        return (state.last_time[: self.line.n_stations] / self._scale).clamp(max=1.0)
 
     def _group_n_workers(self, state: LineState) -> torch.Tensor:
         return self._workers_at(state) / self._pool_size
 
     def _group_scrap(self, state: LineState) -> torch.Tensor:
         s = self.line.n_stations
-        return (state.n_scrap[:, :s] - state.scrap_seen[:, :s]).clamp(max=1).to(torch.float64)
+        return (state.n_scrap[:s] - state.scrap_seen[:s]).clamp(max=1).to(torch.float64)
 
     def _group_stored(self, state: LineState) -> torch.Tensor:
-        return (state.stored[:, : self.line.n_stations] / self._max_stored).clamp(max=1.0)
+        return (state.stored[: self.line.n_stations] / self._max_stored).clamp(max=1.0)
 
     def _group_index_in(self, state: LineState) -> torch.Tensor:
-        return _one_hot(state.index_in[:, : self.line.n_stations], self._io_width[0])
+        return _one_hot(state.index_in[: self.line.n_stations], self._io_width[0])
 
     def _group_index_out(self, state: LineState) -> torch.Tensor:
-        return _one_hot(state.index_out[:, : self.line.n_stations], self._io_width[1])
+        return _one_hot(state.index_out[: self.line.n_stations], self._io_width[1])
 
     def _group_workers(self, state: LineState) -> torch.Tensor:
         shown = torch.where(state.w_arrive < float("inf"), state.w_dest, state.w_station)
         worker, row = self._worker_columns
-        return (shown.gather(1, worker.expand(shown.shape[0], -1)) == row).to(torch.float64)
+        return (shown.index_select(0, worker) == row).to(torch.float64)
 
     def _group_fill(self, state: LineState) -> torch.Tensor:
-        return state.count[:, :-1].to(torch.float64) / self._capacity
+        return state.count[:-1].to(torch.float64) / self._capacity
 
     def _group_carrier_type(self, state: LineState) -> torch.Tensor:
-        chosen = state.run_type.index_select(1, self._type_rows)
+        chosen = state.run_type.index_select(0, self._type_rows)
         return (chosen == self._type_ids).to(torch.float64)
 
     def _group_time(self, state: LineState) -> torch.Tensor:
-        return (state.now / self.horizon).clamp(max=1.0)[:, None]
+        return (state.now / self.horizon).clamp(max=1.0)[None, :]
 
     def _workers_at(self, state: LineState) -> torch.Tensor:
-        """Workers standing at each station (B, S) float64."""
+        """Workers standing at each station (S, B) float64."""
         standing = (state.w_arrive == float("inf")).to(torch.float64)
         counts = torch.zeros(
-            state.now.shape[0], self.line.rows, dtype=torch.float64, device=state.now.device
+            self.line.rows, state.now.shape[0], dtype=torch.float64, device=state.now.device
         )
-        return counts.scatter_add_(1, state.w_station, standing)[:, : self.line.n_stations]
+        return counts.scatter_add_(0, state.w_station, standing)[: self.line.n_stations]

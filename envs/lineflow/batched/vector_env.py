@@ -87,11 +87,11 @@ class LineFlowVecEnv(TorchVectorEnv):
     def _step_instances(self, action: torch.Tensor) -> StepOutput:
         state = self.state
         self.engine.apply_action(state, action)
-        parts, scrap = state.n_parts.clone(), state.n_scrap.sum(dim=1)
+        parts, scrap = state.n_parts.clone(), state.n_scrap.sum(dim=0)
         self._steps = self._steps + 1
         until = torch.clamp(self._steps.to(torch.float64) * self.step_size, max=self.horizon)
         self.engine.advance(state, until, self.rng)
-        new_scrap = state.n_scrap.sum(dim=1)
+        new_scrap = state.n_scrap.sum(dim=0)
         reward = (state.n_parts - parts).to(torch.float32) - self.scrap_factor * (
             new_scrap - scrap
         ).to(torch.float32)
