@@ -76,6 +76,7 @@ BEHAVIORS: dict[str, str] = {
     "shade": "gymforge.baselines.metabbo.adaptive:SHADEAgent",
     "jde": "gymforge.baselines.metabbo.adaptive:JDEAgent",
     "static": "gymforge.baselines.metabbo.static:StaticAgent",
+    "schedule": "gymforge.baselines.metabbo.schedule:ScheduleAgent",
 }
 #: the expert of ``--behavior mix`` when ``--expert`` is not given: the first available of these
 EXPERT_PREFERENCE: tuple[str, ...] = ("shade", "jde", "static")

@@ -16,9 +16,12 @@ _AGENTS: dict[str, str] = {
     "jde": f"{_BASELINES}.adaptive:JDEAgent",
     "shade": f"{_BASELINES}.adaptive:SHADEAgent",
 }
+#: agents with a default for one preset only (the budget schedule searched for Alg0)
+_ALG0_AGENTS: dict[str, str] = {"schedule": f"{_BASELINES}.schedule:ScheduleAgent"}
 
 
 def _spec(id_: str, preset: str, summary: str) -> EnvSpec:
+    agents = {**_AGENTS, **_ALG0_AGENTS} if preset == "alg0" else _AGENTS
     return EnvSpec(
         id=id_,
         family="metabbo",
@@ -27,7 +30,7 @@ def _spec(id_: str, preset: str, summary: str) -> EnvSpec:
         vector_entry_point=_VEC_ENV,
         kwargs={"preset": preset},
         capabilities=_CAPS,
-        agents=_AGENTS,
+        agents=agents,
         dataset_collector=_COLLECTOR,
     )
 
