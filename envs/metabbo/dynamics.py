@@ -291,8 +291,10 @@ def step(
     """
     active = ~state.done
     hyper, migration = config.preset.decode(action)
-    # active=None (everyone) skips the optimizer's per-field freeze of finished instances.
-    opt_active = None if not bool(state.done.any()) else active
+    # Every instance running (the usual case): the masks by `active` below are identities and
+    # are skipped; active=None also skips the optimizer's per-field freeze.
+    everyone = not bool(state.done.any())
+    opt_active = None if everyone else active
     subpops = tuple(
         _step_sub(c, state.problems, s, h, rng, opt_active)
         for c, s, h in zip(config.de_configs, state.subpops, hyper, strict=True)
@@ -300,19 +302,30 @@ def step(
     if len(subpops) > 1:
         subpops = _migrate(subpops, migration, rng, active)
     sub_x, sub_f = _best(subpops)
-    better = (sub_f < state.best_f) & active
+    better = sub_f < state.best_f
+    if not everyone:
+        better &= active
     best_x = torch.where(better[:, None], sub_x, state.best_x)
     best_f = torch.where(better, sub_f, state.best_f)
-    generation = state.generation + active.long()
-    stagnation = torch.where(better, 0, state.stagnation + active.long())
+    advance = 1 if everyone else active.long()
+    generation = state.generation + advance
+    stagnation = torch.where(better, 0, state.stagnation + advance)
     f_opt = state.problems.f_opt
     prev_err, err = _error(state.best_f, f_opt), _error(best_f, f_opt)
     e0 = state.init_error
-    usable = active & torch.isfinite(e0) & (e0 > 0) & torch.isfinite(err)
-    usable = usable & torch.isfinite(prev_err)
+    usable = torch.isfinite(e0) & (e0 > 0) & torch.isfinite(err) & torch.isfinite(prev_err)
+    if not everyone:
+        usable &= active
     reward = torch.where(usable, (prev_err - err) / torch.where(usable, e0, 1.0), 0.0)
-    terminated = active & (err <= config.target_error)
-    truncated = active & ~terminated & (generation >= config.max_generations)
+    terminated = err <= config.target_error
+    truncated = ~terminated & (generation >= config.max_generations)
+    if everyone:
+        improved, done = better, terminated | truncated
+    else:
+        terminated &= active
+        truncated &= active
+        improved = torch.where(active, better, state.improved)
+        done = state.done | terminated | truncated
     new = MetaBBOState(
         problems=state.problems,
         subpops=subpops,
@@ -322,8 +335,8 @@ def step(
         init_max=state.init_max,
         generation=generation,
         stagnation=stagnation,
-        improved=torch.where(active, better, state.improved),
-        done=state.done | terminated | truncated,
+        improved=improved,
+        done=done,
     )
     return new, reward.to(torch.float32), terminated, truncated
 

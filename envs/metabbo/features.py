@@ -40,6 +40,8 @@ import math
 import torch
 from torch import Tensor
 
+from gymforge.envs.metabbo.workspace import instance_blocks, scratch
+
 __all__ = ["FEATURE_NAMES", "NUM_FEATURES", "pairwise_distances", "status_features"]
 
 FEATURE_NAMES: tuple[str, ...] = (
@@ -68,6 +70,13 @@ def pairwise_distances(a: Tensor, b: Tensor) -> Tensor:
     the float64 difference path. Each instance is its own matrix product, so its distances do
     not depend on the batch.
     """
+    lhs, rhs = _distance_operands(a, b)
+    return lhs.matmul(rhs.mT).clamp_min_(0).sqrt_()
+
+
+def _distance_operands(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """The float32 factors ``[-2 a, |a|^2, 1]`` and ``[b, 1, |b|^2]`` (centred on ``b``'s mean
+    row) whose product is the matrix of squared distances (``torch.cdist``'s mm path)."""
     centre = b.mean(1, keepdim=True)
     a32, b32 = (a - centre).to(torch.float32), (b - centre).to(torch.float32)
     a_norm = a32.pow(2).sum(-1, keepdim=True)
@@ -75,20 +84,33 @@ def pairwise_distances(a: Tensor, b: Tensor) -> Tensor:
     a_pad, b_pad = torch.ones_like(a_norm), torch.ones_like(b_norm)
     lhs = torch.cat([a32.mul(-2), a_norm, a_pad], -1)  # [B, Pa, D + 2]
     rhs = torch.cat([b32, b_pad, b_norm], -1)  # [B, Pb, D + 2]
-    return lhs.matmul(rhs.mT).clamp_min_(0).sqrt_()
+    return lhs, rhs
 
 
 def _pairwise_sum(x: Tensor, alive: Tensor | None) -> Tensor:
     """``[B]`` float64 sum of the distances over all ordered pairs of alive rows (``alive``
-    ``None``: every row)."""
-    pair = pairwise_distances(x, x)
-    if alive is None:
-        return pair.sum((-1, -2), dtype=torch.float64)
-    pair = torch.where(alive[:, :, None] & alive[:, None, :], pair, 0.0)
-    return pair.sum((-1, -2), dtype=torch.float64)
+    ``None``: every row).
+
+    The same arithmetic as ``pairwise_distances(x, x).sum((-1, -2), dtype=torch.float64)``
+    (which converts the float32 distances to float64 and sums those), computed block by block
+    of instances in reused scratch matrices (:mod:`.workspace`).
+    """
+    lhs, rhs = _distance_operands(x, x)
+    b, p = x.shape[0], x.shape[1]
+    out = torch.empty(b, dtype=torch.float64, device=x.device)
+    for blk in instance_blocks(b, p * p):
+        n = blk.stop - blk.start
+        pair = scratch("pair", (n, p, p), torch.float32, x.device)
+        torch.matmul(lhs[blk], rhs[blk].mT, out=pair).clamp_min_(0).sqrt_()
+        if alive is not None:
+            keep = alive[blk, :, None] & alive[blk, None, :]
+            pair = torch.where(keep, pair, 0.0)
+        pair64 = scratch("pair64", (n, p, p), torch.float64, x.device).copy_(pair)
+        torch.sum(pair64, (-1, -2), out=out[blk])
+    return out
 
 
-def _masked_mean(v: Tensor, mask: Tensor | None, n: Tensor) -> Tensor:
+def _masked_mean(v: Tensor, mask: Tensor | None, n: Tensor | float) -> Tensor:
     """Mean of ``v`` over the last axis where ``mask`` (``None``: everywhere), ``n`` entries."""
     return (v if mask is None else torch.where(mask, v, 0.0)).sum(-1) / n
 
@@ -122,8 +144,9 @@ def status_features(
     x = x.to(torch.float64)
     d = x.shape[-1]
     diag = box_width * math.sqrt(d)
-    n = alive.sum(-1).to(torch.float64)  # [B]
     mask = None if bool(alive.all()) else alive  # the usual full population skips the masking
+    # alive rows per instance (dividing by the float P or by a tensor of P's is the same)
+    n: Tensor | float = float(x.shape[1]) if mask is None else alive.sum(-1).to(torch.float64)
     finite_max = torch.isfinite(init_max)
     c_max = torch.where(finite_max, init_max, 0.0)
     c = torch.where(torch.isfinite(cost), cost, c_max[:, None])  # [B, P]
@@ -137,7 +160,7 @@ def status_features(
     cbest_key = c if mask is None else torch.where(mask, c, math.inf)
     cbest_idx = cbest_key.argmin(-1)  # [B]
     cbest = c.gather(1, cbest_idx[:, None]).squeeze(1)
-    x_c = x[torch.arange(x.shape[0], device=x.device), cbest_idx][:, None, :]  # [B, 1, D]
+    x_c = x.gather(1, cbest_idx[:, None, None].expand(-1, 1, d))  # [B, 1, D]
 
     f0 = _masked_mean(c - g0[:, None], mask, n) / gap_den
     f1 = _pairwise_sum(x, mask) / (n * n) / diag

@@ -79,6 +79,7 @@ from torch import Tensor
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate
 from gymforge.envs.metabbo.draws import uniforms
+from gymforge.envs.metabbo.workspace import instance_blocks, scratch
 
 __all__ = [
     "BOUND_HANDLINGS",
@@ -281,10 +282,10 @@ def _distinct_indices(u: Tensor, sizes: list[Tensor | int], current: Tensor) -> 
     """
     taken = [current[None, :].expand(u.shape[0], -1)]  # ascending, each [B, P]
     out = []
+    firsts = _first_draws(u, sizes)
     for m, size in enumerate(sizes):
-        if isinstance(size, int):  # the same range for every instance
-            free: Tensor | int = max(size - (m + 1), 1)
-            j = (u[..., m].to(torch.float64) * free).long().clamp_(max=free - 1)  # [B, P]
+        if firsts is not None:
+            j = firsts[m]
         else:
             free = (size - (m + 1)).clamp(min=1)  # [B, 1]
             j = (u[..., m].to(torch.float64) * free).long().clamp(max=free - 1)  # [B, P]
@@ -298,6 +299,28 @@ def _distinct_indices(u: Tensor, sizes: list[Tensor | int], current: Tensor) -> 
                 carry = torch.maximum(e, carry)
             taken = [*merged, carry]
     return out
+
+
+def _first_draws(u: Tensor, sizes: list[Tensor | int]) -> list[Tensor] | None:
+    """For ranges that are ints (the same for every instance), each donor's draw ``j`` in
+    ``[0, size - m - 1)`` before stepping over the taken indices, all at once: ``k`` contiguous
+    ``[B, P]`` int64 tensors (``None`` when a range is per instance)."""
+    if not all(isinstance(s, int) for s in sizes):
+        return None
+    free, top = _free_counts(tuple(sizes), u.device)  # type: ignore[arg-type]
+    # the same product per element as u[..., m].to(float64) * free_m
+    j = (u.to(torch.float64) * free).long().clamp_(max=top)  # [B, P, k]
+    return list(j.permute(2, 0, 1).contiguous().unbind(0))
+
+
+@functools.cache
+def _free_counts(sizes: tuple[int, ...], device: torch.device) -> tuple[Tensor, Tensor]:
+    """``max(size_m - (m + 1), 1)`` per donor ``m`` (float64) and that minus one (int64)."""
+    free = [max(s - (m + 1), 1) for m, s in enumerate(sizes)]
+    return (
+        torch.tensor(free, dtype=torch.float64, device=device),
+        torch.tensor(free, dtype=torch.int64, device=device) - 1,
+    )
 
 
 def _gather_rows(x: Tensor, idx: Tensor) -> Tensor:
@@ -517,19 +540,26 @@ def _nearest(u: Tensor, x: Tensor, alive: Tensor | None) -> Tensor:
     element-wise float arithmetic and two ``amin`` reductions, which torch runs several times
     faster on CPU than ``argmin`` or boolean comparisons on a ``[B, P, P]`` tensor.
     """
-    p = x.shape[1]
+    b, pu, p = u.shape[0], u.shape[1], x.shape[1]
     centre = x.mean(1, keepdim=True)
     xc, uc = (x - centre).to(torch.float32), (u - centre).to(torch.float32)
-    score = torch.bmm(uc, xc.transpose(1, 2))  # [B, Pu, Px]
-    # ||x_j||^2 - 2 u_i . x_j, in place on the product (-2 s is exact, so fused or not, the
-    # addition rounds once)
-    torch.add((xc * xc).sum(-1)[:, None, :], score, alpha=-2.0, out=score)
-    if alive is not None:
-        score.add_(torch.where(alive, 0.0, math.inf).to(torch.float32)[:, None, :])
-    # 0 at each row's minima, 1 elsewhere (scores are finite or +inf, never NaN)
-    score.sub_(score.amin(-1, keepdim=True)).sign_()
+    norms = (xc * xc).sum(-1)[:, None, :]  # [B, 1, Px]
+    dead = None if alive is None else torch.where(alive, 0.0, math.inf).to(torch.float32)
     index = torch.arange(p, dtype=torch.float32, device=x.device)
-    return torch.add(index, score, alpha=float(p), out=score).amin(-1).long()
+    out = torch.empty(b, pu, dtype=torch.float32, device=x.device)
+    # block by block of instances, in a reused scratch matrix (see .workspace)
+    for blk in instance_blocks(b, pu * p):
+        score = scratch("score", (blk.stop - blk.start, pu, p), torch.float32, x.device)
+        torch.bmm(uc[blk], xc[blk].transpose(1, 2), out=score)  # [b, Pu, Px]
+        # ||x_j||^2 - 2 u_i . x_j, in place on the product (-2 s is exact, so fused or not, the
+        # addition rounds once)
+        torch.add(norms[blk], score, alpha=-2.0, out=score)
+        if dead is not None:
+            score.add_(dead[blk, None, :])
+        # 0 at each row's minima, 1 elsewhere (scores are finite or +inf, never NaN)
+        score.sub_(score.amin(-1, keepdim=True)).sign_()
+        torch.amin(torch.add(index, score, alpha=float(p), out=score), -1, out=out[blk])
+    return out.long()
 
 
 def _crowding_select(
@@ -552,14 +582,31 @@ def _crowding_select(
     winner = torch.full((b, p), p, dtype=torch.long, device=x.device)
     winner = winner.scatter_reduce(1, nearest, cand, reduce="amin", include_self=True)  # [B, P]
     has = winner < p
-    win_idx = torch.where(has, winner, 0)
-    challenger_f = torch.where(has, clean_ft.gather(1, win_idx), math.inf)
-    replace_ = has & (challenger_f <= _clean(f))
-    if not all_alive:
-        replace_ = replace_ & alive
-    new_x = torch.where(replace_[..., None], _gather_rows(trial, win_idx), x)
-    new_f = torch.where(replace_, ft.gather(1, win_idx), f)
+    if all_alive:
+        # key is clean_ft, so a target's winner has exactly the smallest key it received: best
+        replace_ = has & (best <= _clean(f))
+    else:
+        challenger_f = torch.where(has, clean_ft.gather(1, torch.where(has, winner, 0)), math.inf)
+        replace_ = has & (challenger_f <= _clean(f)) & alive
+    new_x, new_f = _replace_rows(x, f, trial, ft, replace_, winner)
     return new_x, new_f, replace_
+
+
+def _replace_rows(
+    x: Tensor, f: Tensor, trial: Tensor, ft: Tensor, replace_: Tensor, src: Tensor
+) -> tuple[Tensor, Tensor]:
+    """``x`` [B, P, D] and ``f`` [B, P] with row ``j`` replaced by ``trial[src[j]]`` and
+    ``ft[src[j]]`` where ``replace_`` [B, P]: ``torch.where(replace_, gathered, x)``, by copying
+    the population and writing only the replaced rows."""
+    b, p, d = x.shape
+    dst = torch.nonzero(replace_.reshape(-1)).squeeze(1)  # flat rows of x
+    offset = (torch.arange(b, device=x.device) * trial.shape[1])[:, None]
+    rows = (src + offset).reshape(-1).index_select(0, dst)  # their flat rows of trial
+    new_x = x.clone(memory_format=torch.contiguous_format)
+    new_x.view(b * p, d).index_copy_(0, dst, trial.reshape(-1, d).index_select(0, rows))
+    new_f = f.clone(memory_format=torch.contiguous_format)
+    new_f.view(-1).index_copy_(0, dst, ft.reshape(-1).index_select(0, rows))
+    return new_x, new_f
 
 
 def _reduce(

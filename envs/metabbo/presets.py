@@ -154,19 +154,54 @@ class Preset:
         """Per-sub-population hyperparameter dicts and the ``[B]`` migration probabilities for
         a ``[B, K]`` integer action."""
         b = action.shape[0]
+        values = self._lookup(action)
         hyper: list[dict[str, Tensor]] = [{} for _ in self.subpops]
         migration = torch.full((b,), self.migration, dtype=torch.float64, device=action.device)
         for k, hp in enumerate(self.hyperparameters):
-            value = hp.decode(action[:, k])
+            value = hp.decode(action[:, k]) if values is None else values[k]
             if hp.subpop is None:
                 migration = value
             else:
                 hyper[hp.subpop][hp.key] = value
         return hyper, migration
 
+    def _lookup(self, action: Tensor) -> list[Tensor] | None:
+        """Each action dimension's values, looked up in the 16-bin tables of
+        :meth:`Hyperparameter.decode` (so the same values); ``None`` for a floating action or
+        one with bins outside ``0..15`` (decoded by the formulas instead)."""
+        if action.is_floating_point() or action.dim() != 2:
+            return None
+        tables = _decode_tables(self, action.device)
+        index = action.T.long()  # [K, B]
+        try:
+            # gather checks the bounds (and raises on any bin outside the tables)
+            looked_up = {dt: t.gather(1, index) for dt, t in tables.items()}
+        except (RuntimeError, IndexError):
+            return None
+        return [
+            looked_up[torch.int64 if hp.options else torch.float64][k]
+            for k, hp in enumerate(self.hyperparameters)
+        ]
+
     def default_action(self) -> list[int]:
         """The bins of the preset's default configuration (``F = 0.5``-ish, ``Cr = 0.9``-ish)."""
         return [self.defaults.get(hp.key, 8) for hp in self.hyperparameters]
+
+
+def _decode_tables(preset: Preset, device: torch.device) -> dict[torch.dtype, Tensor]:
+    """``[K, BINS]`` tables of every action dimension's decoded bins, float64 for continuous
+    hyperparameters and int64 for choices (rows of the other kind are unused); built once per
+    preset and device and kept on the (immutable) preset."""
+    cache = preset.__dict__.setdefault("_decode_tables", {})  # a cache, not a field
+    if device not in cache:
+        bins = torch.arange(BINS, device=device)
+        rows = [hp.decode(bins) for hp in preset.hyperparameters]
+        cache[device] = {
+            dtype: torch.stack([r.to(dtype) for r in rows])
+            for dtype in (torch.float64, torch.int64)
+            if any(r.dtype == dtype for r in rows)
+        }
+    return cache[device]
 
 
 def _de_params(s: int, two_terms: bool = True, bound: bool = False) -> list[Hyperparameter]:

@@ -192,3 +192,121 @@ def test_t_asy_and_sign_factors_match_their_formulas() -> None:
     one = torch.tensor(1.0, dtype=torch.float64)
     assert torch.equal(pos.to(z.dtype).mul_(9.0).add_(1.0), torch.where(pos, one * 10.0, 1.0))
     assert torch.equal(z * pos.to(z.dtype).mul_(99.0).add_(1.0), torch.where(pos, 100.0 * z, z))
+
+
+def _plain_crowding(
+    x: torch.Tensor,
+    f: torch.Tensor,
+    trial: torch.Tensor,
+    ft: torch.Tensor,
+    alive: torch.Tensor,
+    nearest: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Crowding selection as first written: torch.where over gathered rows."""
+    b, p, _ = x.shape
+    clean_ft = torch.where(torch.isfinite(ft), ft, math.inf)
+    key = torch.where(alive, clean_ft, math.inf)
+    best = torch.full((b, p), math.inf, dtype=key.dtype).scatter_reduce(
+        1, nearest, key, reduce="amin", include_self=True
+    )
+    cand = torch.where(key == best.gather(1, nearest), torch.arange(p).expand(b, -1), p)
+    winner = torch.full((b, p), p).scatter_reduce(1, nearest, cand, reduce="amin")
+    has = winner < p
+    win_idx = torch.where(has, winner, 0)
+    challenger_f = torch.where(has, clean_ft.gather(1, win_idx), math.inf)
+    replace_ = has & (challenger_f <= torch.where(torch.isfinite(f), f, math.inf)) & alive
+    rows = torch.stack([trial[i, win_idx[i]] for i in range(b)])
+    new_x = torch.where(replace_[..., None], rows, x)
+    return new_x, torch.where(replace_, ft.gather(1, win_idx), f), replace_
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_crowding_fast_path_matches_the_plain_selection(masked: bool) -> None:
+    g = torch.Generator().manual_seed(7)
+    b, p, d = 5, 30, 4
+    x = torch.rand(b, p, d, dtype=torch.float64, generator=g)
+    trial = torch.rand(b, p, d, dtype=torch.float64, generator=g)
+    trial[:, :6] = x[:, :6]  # exact duplicates: ties in distance and in fitness
+    f = torch.rand(b, p, dtype=torch.float64, generator=g)
+    ft = torch.rand(b, p, dtype=torch.float64, generator=g)
+    ft[:, :3] = f[:, :3]
+    f[0, 5], ft[1, 7], ft[2, 8], f[2, 9] = math.inf, math.nan, math.inf, math.nan
+    alive = torch.ones(b, p, dtype=torch.bool)
+    if masked:
+        alive[:, 25:] = False
+    nearest = opt._nearest(trial, x, alive if masked else None)
+    got = opt._crowding_select(x, f, trial, ft, alive)
+    want = _plain_crowding(x, f, trial, ft, alive, nearest)
+    for a, w in zip(got, want, strict=True):
+        assert torch.equal(
+            a.view(torch.int64) if a.is_floating_point() else a,
+            w.view(torch.int64) if w.is_floating_point() else w,
+        )
+
+
+def test_blocked_matrices_equal_one_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nearest neighbours and pairwise sums computed block by block of instances (small
+    scratch) equal the one-block results."""
+    import functools
+
+    from gymforge.envs.metabbo import features, workspace
+
+    g = torch.Generator().manual_seed(8)
+    x = torch.rand(7, 20, 3, dtype=torch.float64, generator=g)
+    u = torch.rand(7, 20, 3, dtype=torch.float64, generator=g)
+    alive = torch.rand(7, 20, generator=g) < 0.8
+    alive[:, 0] = True
+    full = [
+        opt._nearest(u, x, None),
+        opt._nearest(u, x, alive),
+        features._pairwise_sum(x, None),
+        features._pairwise_sum(x, alive),
+    ]
+    small = functools.partial(workspace.instance_blocks, limit=3 * 20 * 20)
+    monkeypatch.setattr(opt, "instance_blocks", small)
+    monkeypatch.setattr(features, "instance_blocks", small)
+    blocked = [
+        opt._nearest(u, x, None),
+        opt._nearest(u, x, alive),
+        features._pairwise_sum(x, None),
+        features._pairwise_sum(x, alive),
+    ]
+    for a, w in zip(blocked, full, strict=True):
+        assert torch.equal(a, w)
+    pair = pairwise_distances(x, x)
+    assert torch.equal(full[2], pair.sum((-1, -2), dtype=torch.float64))
+    assert workspace.instance_blocks(10, 7, limit=20) == [
+        slice(0, 2),
+        slice(2, 4),
+        slice(4, 6),
+        slice(6, 8),
+        slice(8, 10),
+    ]
+
+
+def test_decode_tables_equal_the_formulas() -> None:
+    from gymforge.envs.metabbo.presets import PRESETS
+
+    g = torch.Generator().manual_seed(9)
+    for preset in PRESETS.values():
+        action = torch.randint(0, 16, (40, preset.num_controlled), generator=g)
+        hyper, migration = preset.decode(action)
+        for k, hp in enumerate(preset.hyperparameters):
+            want = hp.decode(action[:, k])
+            got = migration if hp.subpop is None else hyper[hp.subpop][hp.key]
+            assert got.dtype == want.dtype and torch.equal(got, want), (preset.name, hp.name)
+    # bins outside the tables fall back to the formulas (no error, same extrapolation)
+    hyper, _ = PRESETS["alg0"].decode(torch.tensor([[16, 0, 15], [-1, 3, 2]]))
+    assert hyper[0]["F1"].tolist() == [16 / 15, -1 / 15]
+
+
+def test_first_donor_draws_equal_the_per_donor_products() -> None:
+    g = torch.Generator().manual_seed(10)
+    u = torch.rand(4, 30, 3, generator=g)
+    u[0, 0] = 1.0 - 2**-24  # the largest float32 uniform
+    firsts = opt._first_draws(u, [30, 30, 30])
+    assert firsts is not None
+    for m, j in enumerate(firsts):
+        free = 30 - (m + 1)
+        assert torch.equal(j, (u[..., m].to(torch.float64) * free).long().clamp(max=free - 1))
+    assert opt._first_draws(u, [torch.full((4, 1), 30)] * 3) is None

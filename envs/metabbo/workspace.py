@@ -1,0 +1,49 @@
+"""Reusable scratch buffers for the large ``[B, P, P]`` matrices of a MetaBBO generation.
+
+Crowding's nearest-neighbour scores and the mean pairwise distance feature each fill one
+``[B, P, P]`` matrix per generation (2.5 MB in float32 at ``B = 64``, ``P = 100``). Allocated
+afresh every time, such blocks come from new pages that the kernel must map and zero (several
+hundred microseconds, more than the matrix product itself); kept here and reused, they stay
+mapped and cached. :func:`instance_blocks` splits a batch so that one block's matrix stays below
+:data:`MAX_BLOCK_ELEMENTS`, which bounds the memory held whatever the batch size.
+
+A buffer is scratch for the duration of one call: callers must not keep views of it. Buffers are
+per thread, so concurrent environments in different threads do not share them.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+from torch import Tensor
+
+__all__ = ["MAX_BLOCK_ELEMENTS", "instance_blocks", "scratch"]
+
+#: largest ``[b, P, P]`` block (elements) that one scratch matrix holds
+MAX_BLOCK_ELEMENTS = 1 << 22
+
+_LOCAL = threading.local()
+
+
+def scratch(name: str, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> Tensor:
+    """A contiguous ``shape`` tensor of scratch memory (contents undefined), reused across calls
+    with the same ``name``, dtype and device (it grows as needed, never shrinks)."""
+    buffers: dict[tuple[str, torch.dtype, torch.device], Tensor] = _LOCAL.__dict__.setdefault(
+        "buffers", {}
+    )
+    key = (name, dtype, device)
+    numel = 1
+    for n in shape:
+        numel *= n
+    buf = buffers.get(key)
+    if buf is None or buf.numel() < numel:
+        buf = buffers[key] = torch.empty(numel, dtype=dtype, device=device)
+    return buf[:numel].view(shape)
+
+
+def instance_blocks(b: int, per_instance: int, limit: int = MAX_BLOCK_ELEMENTS) -> list[slice]:
+    """Consecutive slices of ``range(b)`` whose blocks hold at most ``limit`` elements
+    (``per_instance`` each; at least one instance per block)."""
+    step = max(1, limit // max(per_instance, 1))
+    return [slice(i, min(i + step, b)) for i in range(0, b, step)]
