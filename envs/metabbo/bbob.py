@@ -48,7 +48,15 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gymforge.envs.metabbo.bbob_functions import FUNCTION_NAMES, KERNELS, KernelArgs
+from gymforge.envs.metabbo.bbob_functions import (
+    FUNCTION_NAMES,
+    KERNELS,
+    OSZ_FAMILY,
+    OSZ_ROTATED,
+    KernelArgs,
+    _rot,
+    _t_osz,
+)
 from gymforge.envs.metabbo.bbob_instances import (
     GALLAGHER_PEAKS,
     coco_parameters,
@@ -258,9 +266,22 @@ def _kernel_args(inst: BBOBInstances, idx: Tensor | None, peaks: int) -> KernelA
     )
 
 
-def _groups(instances: BBOBInstances) -> list[tuple[int, Tensor | None, KernelArgs, Tensor]]:
-    """Per function id present: ``(fid, idx, kernel args, f_opt column [b, 1])``, ``idx`` the
-    rows of the batch (``None`` when the whole batch is that function).
+@dataclass(frozen=True)
+class _Group:
+    """Instances evaluated together: one function, or the members of the ``T_osz`` family
+    present (:data:`~.bbob_functions.OSZ_FAMILY`, unrotated ones first)."""
+
+    idx: Tensor | None  # rows of the batch, in group order (None: the whole batch, in order)
+    args: KernelArgs  # parameters of those rows
+    f_opt: Tensor  # [n, 1]
+    fid: int | None  # the function (None: a T_osz family group)
+    parts: tuple[tuple[int, int, int, KernelArgs], ...] = ()  # (fid, start, stop, args)
+    rotated_from: int = 0  # first row whose y is rotated (family groups)
+
+
+def _groups(instances: BBOBInstances) -> list[_Group]:
+    """The evaluation groups of a batch: one per function id present, except that the
+    ``T_osz`` family members share one group (see :func:`_osz_family`).
 
     Computed once per :class:`BBOBInstances` object (it is immutable) and kept on it, so that
     evaluating the same instances every generation does not regroup them.
@@ -268,15 +289,54 @@ def _groups(instances: BBOBInstances) -> list[tuple[int, Tensor | None, KernelAr
     cached = instances.__dict__.get("_eval_groups")
     if cached is not None:
         return cached
-    groups = []
     fids = torch.unique(instances.function_id).tolist()
-    for fid in fids:
+    family = sorted((f for f in fids if f in OSZ_FAMILY), key=lambda f: (f in OSZ_ROTATED, f))
+    singles = [f for f in fids if f not in OSZ_FAMILY]
+    groups = []
+    for fid in singles:
         idx = None if len(fids) == 1 else torch.nonzero(instances.function_id == fid).squeeze(1)
         args = _kernel_args(instances, idx, GALLAGHER_PEAKS.get(fid, 0))
-        f_opt = instances.f_opt if idx is None else instances.f_opt.index_select(0, idx)
-        groups.append((fid, idx, args, f_opt[:, None]))
+        groups.append(_Group(idx, args, _f_opt_column(instances, idx), fid))
+    if family:
+        rows = [torch.nonzero(instances.function_id == f).squeeze(1) for f in family]
+        idx = None if len(fids) == 1 else torch.cat(rows)  # one function: the whole batch
+        ends = torch.tensor([len(r) for r in rows]).cumsum(0).tolist()
+        parts = tuple(
+            (f, end - len(r), end, _kernel_args(instances, r, 0))
+            for f, r, end in zip(family, rows, ends, strict=True)
+        )
+        rotated_from = next((p[1] for p in parts if p[0] in OSZ_ROTATED), ends[-1])
+        groups.append(
+            _Group(
+                idx,
+                _kernel_args(instances, idx, 0),
+                _f_opt_column(instances, idx),
+                None,
+                parts,
+                rotated_from,
+            )
+        )
     instances.__dict__["_eval_groups"] = groups  # a cache, not a field (frozen dataclass)
     return groups
+
+
+def _f_opt_column(instances: BBOBInstances, idx: Tensor | None) -> Tensor:
+    f_opt = instances.f_opt if idx is None else instances.f_opt.index_select(0, idx)
+    return f_opt[:, None]
+
+
+def _osz_family(g: _Group, x: Tensor) -> Tensor:
+    """``f - f_opt`` of a ``T_osz`` family group (``x`` its rows): ``y = x - x_opt``, rotated
+    by ``R`` from row ``rotated_from`` on, ``T_osz(y)`` once for all rows, then each function's
+    outer part on its rows: the kernels' arithmetic, element by element."""
+    y = x - g.args.x_opt[:, None, :]
+    k = g.rotated_from
+    if k < y.shape[0]:
+        rotated = _rot(g.args.rot_r[k:], y[k:])
+        y = rotated if k == 0 else torch.cat([y[:k], rotated])
+    z = _t_osz(y)
+    values = [OSZ_FAMILY[fid](args, z[lo:hi], x[lo:hi]) for fid, lo, hi, args in g.parts]
+    return values[0] if len(values) == 1 else torch.cat(values)
 
 
 def evaluate(instances: BBOBInstances, x: Tensor) -> Tensor:
@@ -301,13 +361,17 @@ def evaluate(instances: BBOBInstances, x: Tensor) -> Tensor:
         finite = torch.isfinite(x).all(-1)  # [B, P]
         x = torch.where(finite[..., None], x, 0.0)
     groups = _groups(instances)
-    if len(groups) == 1:
-        fid, _, args, f_opt = groups[0]
-        out = KERNELS[fid](args, x) + f_opt
-    else:
-        out = torch.empty(x.shape[:2], dtype=torch.float64, device=x.device)
-        for fid, idx, args, f_opt in groups:
-            out.index_copy_(0, idx, KERNELS[fid](args, x.index_select(0, idx)) + f_opt)
+    out: Tensor | None = None
+    for g in groups:
+        xs = x if g.idx is None else x.index_select(0, g.idx)
+        values = (_osz_family(g, xs) if g.fid is None else KERNELS[g.fid](g.args, xs)) + g.f_opt
+        if g.idx is None:
+            out = values
+        else:
+            if out is None:
+                out = torch.empty(x.shape[:2], dtype=torch.float64, device=x.device)
+            out.index_copy_(0, g.idx, values)
+    assert out is not None
     bad = torch.isnan(out) if finite is None else ~finite | torch.isnan(out)
     return torch.where(bad, math.inf, out)
 

@@ -29,7 +29,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-__all__ = ["FUNCTION_NAMES", "KERNELS", "KernelArgs"]
+__all__ = ["FUNCTION_NAMES", "KERNELS", "OSZ_FAMILY", "OSZ_ROTATED", "KernelArgs"]
 
 FUNCTION_NAMES: dict[int, str] = {
     1: "Sphere",
@@ -218,14 +218,22 @@ def f1_sphere(a: KernelArgs, x: Tensor) -> Tensor:
 
 def f2_ellipsoid(a: KernelArgs, x: Tensor) -> Tensor:
     """``sum 10^(6 e_i) z_i^2`` with ``z = T_osz(x - x_opt)``."""
-    z = _t_osz(_shifted(a, x))
+    return _ellipsoid_of(a, _t_osz(_shifted(a, x)), x)
+
+
+def _ellipsoid_of(a: KernelArgs, z: Tensor, x: Tensor) -> Tensor:
+    """f2 and f10 from their ``z``."""
     return (_scales(x, 1e6) * z.square()).sum(-1)
 
 
 def f3_rastrigin(a: KernelArgs, x: Tensor) -> Tensor:
     """Rastrigin of ``z = L(10) T_asy^0.2(T_osz(x - x_opt))``."""
-    z = _cond(x, 10.0) * _t_asy(_t_osz(_shifted(a, x)), 0.2)
-    return _rastrigin(z)
+    return _f3_of(a, _t_osz(_shifted(a, x)), x)
+
+
+def _f3_of(a: KernelArgs, z: Tensor, x: Tensor) -> Tensor:
+    """f3 from ``z = T_osz(x - x_opt)``."""
+    return _rastrigin(_cond(x, 10.0) * _t_asy(z, 0.2))
 
 
 def f4_bueche_rastrigin(a: KernelArgs, x: Tensor) -> Tensor:
@@ -233,7 +241,11 @@ def f4_bueche_rastrigin(a: KernelArgs, x: Tensor) -> Tensor:
 
     ``s_i = 10^(e_i / 2)``, times 10 where ``z_i > 0`` and ``i`` is even (0-based).
     """
-    z = _t_osz(_shifted(a, x))
+    return _f4_of(a, _t_osz(_shifted(a, x)), x)
+
+
+def _f4_of(a: KernelArgs, z: Tensor, x: Tensor) -> Tensor:
+    """f4 from ``z = T_osz(x - x_opt)``."""
     even = torch.arange(x.shape[-1], device=x.device) % 2 == 0
     s = _cond(x, 10.0) * ((z > 0) & even).to(z.dtype).mul_(9.0).add_(1.0)  # 10 or 1
     return _rastrigin(s * z) + 100.0 * _f_pen(x)
@@ -294,13 +306,16 @@ def f9_rosenbrock_rotated(a: KernelArgs, x: Tensor) -> Tensor:
 
 def f10_ellipsoid_rotated(a: KernelArgs, x: Tensor) -> Tensor:
     """``sum 10^(6 e_i) z_i^2`` with ``z = T_osz(R (x - x_opt))``."""
-    z = _t_osz(_rot(a.rot_r, _shifted(a, x)))
-    return (_scales(x, 1e6) * z.square()).sum(-1)
+    return _ellipsoid_of(a, _t_osz(_rot(a.rot_r, _shifted(a, x))), x)
 
 
 def f11_discus(a: KernelArgs, x: Tensor) -> Tensor:
     """``10^6 z_0^2 + sum_{i>0} z_i^2`` with ``z = T_osz(R (x - x_opt))``."""
-    z = _t_osz(_rot(a.rot_r, _shifted(a, x)))
+    return _f11_of(a, _t_osz(_rot(a.rot_r, _shifted(a, x))), x)
+
+
+def _f11_of(a: KernelArgs, z: Tensor, x: Tensor) -> Tensor:
+    """f11 from ``z = T_osz(R (x - x_opt))``."""
     return 1e6 * z[..., 0].square() + z[..., 1:].square().sum(-1)
 
 
@@ -327,7 +342,12 @@ def f14_different_powers(a: KernelArgs, x: Tensor) -> Tensor:
 
 def f15_rastrigin_rotated(a: KernelArgs, x: Tensor) -> Tensor:
     """Rastrigin of ``z = R L(10) Q T_asy^0.2(T_osz(R (x - x_opt)))``."""
-    inner = _t_asy(_t_osz(_rot(a.rot_r, _shifted(a, x))), 0.2)
+    return _f15_of(a, _t_osz(_rot(a.rot_r, _shifted(a, x))), x)
+
+
+def _f15_of(a: KernelArgs, z: Tensor, x: Tensor) -> Tensor:
+    """f15 from ``z = T_osz(R (x - x_opt))``."""
+    inner = _t_asy(z, 0.2)
     return _rastrigin(_rot(a.rot_r, _cond(x, 10.0) * _rot(a.rot_q, inner)))
 
 
@@ -340,7 +360,11 @@ def f16_weierstrass(a: KernelArgs, x: Tensor) -> Tensor:
 
     ``z = R L(1/100) Q T_osz(R (x - x_opt))``, ``k = 0..11``, ``f0 = sum_k 2^-k cos(pi 3^k)``.
     """
-    inner = _t_osz(_rot(a.rot_r, _shifted(a, x)))
+    return _f16_of(a, _t_osz(_rot(a.rot_r, _shifted(a, x))), x)
+
+
+def _f16_of(a: KernelArgs, inner: Tensor, x: Tensor) -> Tensor:
+    """f16 from ``T_osz(R (x - x_opt))``."""
     z = _rot(a.rot_r, _cond(x, 0.01) * _rot(a.rot_q, inner))
     total = torch.zeros_like(z)
     for k in range(WEIERSTRASS_TERMS):
@@ -449,6 +473,21 @@ def f24_lunacek(a: KernelArgs, x: Tensor) -> Tensor:
     multimodal = 10.0 * (d - torch.cos(2.0 * math.pi * z).sum(-1))
     return torch.minimum(sphere0, sphere1) + multimodal + 1e4 * _f_pen(x)
 
+
+#: Functions of the form ``g(T_osz(y))`` with ``y = x - x_opt`` (unrotated) or ``y = R (x -
+#: x_opt)`` (rotated): ``g`` from ``(args, T_osz(y), x)``. ``evaluate`` runs ``T_osz`` (and the
+#: rotation) once for all of them in a batch, then each ``g`` on its rows; each kernel below is
+#: the same ``g`` of the same ``T_osz(y)``, so both give the same values.
+OSZ_FAMILY: dict[int, Callable[[KernelArgs, Tensor, Tensor], Tensor]] = {
+    2: _ellipsoid_of,
+    3: _f3_of,
+    4: _f4_of,
+    10: _ellipsoid_of,
+    11: _f11_of,
+    15: _f15_of,
+    16: _f16_of,
+}
+OSZ_ROTATED: frozenset[int] = frozenset({10, 11, 15, 16})
 
 KERNELS: dict[int, Callable[[KernelArgs, Tensor], Tensor]] = {
     1: f1_sphere,

@@ -36,13 +36,20 @@ rest of the batch.
 from __future__ import annotations
 
 import math
+import threading
 
 import torch
 from torch import Tensor
 
 from gymforge.envs.metabbo.workspace import instance_blocks, scratch
 
-__all__ = ["FEATURE_NAMES", "NUM_FEATURES", "pairwise_distances", "status_features"]
+__all__ = [
+    "FEATURE_NAMES",
+    "NUM_FEATURES",
+    "centred_float32",
+    "pairwise_distances",
+    "status_features",
+]
 
 FEATURE_NAMES: tuple[str, ...] = (
     "mean cost gap to gbest",
@@ -74,13 +81,36 @@ def pairwise_distances(a: Tensor, b: Tensor) -> Tensor:
     return lhs.matmul(rhs.mT).clamp_min_(0).sqrt_()
 
 
+def centred_float32(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """``x``'s mean row ``[B, 1, D]``, ``x`` centred on it in float32 ``[B, P, D]`` and the
+    squared norms of those rows ``[B, P, 1]`` (float32).
+
+    The mean pairwise distance feature of a population and crowding's nearest neighbours in the
+    next generation both start from these, on the same population tensor; the last result is
+    kept (per thread) and returned again while ``x`` is the same, unmodified tensor.
+    """
+    memo = _MEMO.__dict__.get("centred")
+    if memo is not None and memo[0] is x and memo[1] == x._version:
+        return memo[2]
+    centre = x.mean(1, keepdim=True)
+    xc = (x - centre).to(torch.float32)
+    out = (centre, xc, xc.pow(2).sum(-1, keepdim=True))
+    _MEMO.centred = (x, x._version, out)
+    return out
+
+
+_MEMO = threading.local()
+
+
 def _distance_operands(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """The float32 factors ``[-2 a, |a|^2, 1]`` and ``[b, 1, |b|^2]`` (centred on ``b``'s mean
     row) whose product is the matrix of squared distances (``torch.cdist``'s mm path)."""
-    centre = b.mean(1, keepdim=True)
-    a32, b32 = (a - centre).to(torch.float32), (b - centre).to(torch.float32)
-    a_norm = a32.pow(2).sum(-1, keepdim=True)
-    b_norm = a_norm if b is a else b32.pow(2).sum(-1, keepdim=True)
+    centre, b32, b_norm = centred_float32(b)
+    if b is a:
+        a32, a_norm = b32, b_norm
+    else:
+        a32 = (a - centre).to(torch.float32)
+        a_norm = a32.pow(2).sum(-1, keepdim=True)
     a_pad, b_pad = torch.ones_like(a_norm), torch.ones_like(b_norm)
     lhs = torch.cat([a32.mul(-2), a_norm, a_pad], -1)  # [B, Pa, D + 2]
     rhs = torch.cat([b32, b_pad, b_norm], -1)  # [B, Pb, D + 2]

@@ -79,6 +79,7 @@ from torch import Tensor
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate
 from gymforge.envs.metabbo.draws import uniforms
+from gymforge.envs.metabbo.features import centred_float32
 from gymforge.envs.metabbo.workspace import instance_blocks, scratch
 
 __all__ = [
@@ -541,9 +542,11 @@ def _nearest(u: Tensor, x: Tensor, alive: Tensor | None) -> Tensor:
     faster on CPU than ``argmin`` or boolean comparisons on a ``[B, P, P]`` tensor.
     """
     b, pu, p = u.shape[0], u.shape[1], x.shape[1]
-    centre = x.mean(1, keepdim=True)
-    xc, uc = (x - centre).to(torch.float32), (u - centre).to(torch.float32)
-    norms = (xc * xc).sum(-1)[:, None, :]  # [B, 1, Px]
+    # x centred in float32 and its squared norms (x * x and x ** 2 round alike), usually
+    # computed already for the last observation's pairwise distances
+    centre, xc, sq = centred_float32(x)
+    uc = (u - centre).to(torch.float32)
+    norms = sq.view(b, 1, p)  # [B, 1, Px]
     dead = None if alive is None else torch.where(alive, 0.0, math.inf).to(torch.float32)
     index = torch.arange(p, dtype=torch.float32, device=x.device)
     out = torch.empty(b, pu, dtype=torch.float32, device=x.device)

@@ -310,3 +310,50 @@ def test_first_donor_draws_equal_the_per_donor_products() -> None:
         free = 30 - (m + 1)
         assert torch.equal(j, (u[..., m].to(torch.float64) * free).long().clamp(max=free - 1))
     assert opt._first_draws(u, [torch.full((4, 1), 30)] * 3) is None
+
+
+def test_osz_family_group_equals_each_kernel() -> None:
+    """A mixed batch evaluates the T_osz family in one group (one T_osz pass, rotated rows
+    last); every value equals that function's own kernel on its instances alone."""
+    from gymforge.envs.metabbo.bbob import _groups
+
+    fids = [10, 2, 11, 1, 16, 3, 15, 4, 2, 21, 10]
+    inst = random_instances(fids, 5, list(range(len(fids))))
+    g = torch.Generator().manual_seed(11)
+    x = torch.rand(len(fids), 9, 5, dtype=torch.float64, generator=g) * 10 - 5
+    x[0, 0] = inst.x_opt[0]  # z = 0 exactly in T_osz
+    got = evaluate(inst, x)
+    family = [grp for grp in _groups(inst) if grp.fid is None]
+    assert len(family) == 1 and [p[0] for p in family[0].parts] == [2, 3, 4, 10, 11, 15, 16]
+    for i, fid in enumerate(fids):
+        alone = random_instances([fid], 5, [i])
+        args = bf.KernelArgs(
+            alone.x_opt,
+            alone.rot_r,
+            alone.rot_q,
+            alone.peak_centers,
+            alone.peak_scales,
+            alone.peak_weights,
+        )
+        want = bf.KERNELS[fid](args, x[i : i + 1]) + alone.f_opt[:, None]
+        assert torch.equal(got[i : i + 1], want), fid
+
+
+def test_centred_float32_is_recomputed_after_an_in_place_change() -> None:
+    from gymforge.envs.metabbo.features import centred_float32
+
+    g = torch.Generator().manual_seed(12)
+    x = torch.rand(3, 8, 4, dtype=torch.float64, generator=g)
+
+    def fresh(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        centre = t.mean(1, keepdim=True)
+        xc = (t - centre).to(torch.float32)
+        return centre, xc, (xc * xc).sum(-1, keepdim=True)
+
+    first = centred_float32(x)
+    assert centred_float32(x) is first  # the same tensor again: kept
+    for a, w in zip(first, fresh(x), strict=True):
+        assert torch.equal(a, w)
+    x.mul_(2.0)
+    for a, w in zip(centred_float32(x), fresh(x), strict=True):
+        assert torch.equal(a, w)
