@@ -71,6 +71,36 @@ def _mixed_lanes(n: int, device: torch.device) -> torch.Tensor:
     return lane
 
 
+_LANES_INT32: dict[tuple[int, torch.device], torch.Tensor] = {}
+
+
+def _as_int32(x: torch.Tensor) -> torch.Tensor:
+    """int64 values in [0, 2**32) -> int32 with the same 32 bits (two's complement)."""
+    return (x - ((x >> 31) << 32)).to(torch.int32)
+
+
+def _mixed_lanes_int32(n: int, device: torch.device) -> torch.Tensor:
+    """:func:`_mixed_lanes` as an ``(n, 1)`` int32 column (same bits); made once per (n, device)."""
+    key = (n, device)
+    lane = _LANES_INT32.get(key)
+    if lane is None:
+        lane = _LANES_INT32[key] = _as_int32(_mixed_lanes(n, device)).view(n, 1)
+    return lane
+
+
+def _fmix32_int32(x: torch.Tensor) -> torch.Tensor:
+    """:func:`_fmix32` on the 32 bits held in int32 (half the memory traffic of int64).
+
+    Multiplication wraps modulo 2**32 as on uint32, and ``(x >> k) & (2**(32-k) - 1)`` is the
+    logical shift of the bits, so the result has exactly the bits of ``_fmix32``.
+    """
+    x = x ^ ((x >> 16) & 0xFFFF)
+    x = x * (0x85EBCA6B - (1 << 32))
+    x = x ^ ((x >> 13) & 0x7FFFF)
+    x = x * (0xC2B2AE35 - (1 << 32))
+    return x ^ ((x >> 16) & 0xFFFF)
+
+
 @dataclass
 class InstanceRNG:
     """Independent random streams for ``B`` instances, advanced by per-instance counters.
@@ -116,10 +146,13 @@ class InstanceRNG:
 
         For batch-last state layouts (one contiguous row of ``B`` per lane).
         """
-        lane_mix = _mixed_lanes(n, self.seed.device).view(n, 1)
-        bits = _hash_mixed_lane(self.key[None, :], self.counter[None, :], lane_mix)
+        lane_mix = _mixed_lanes_int32(n, self.seed.device)
+        counter = self.counter
+        counter_mix = (counter & _MASK32) * 0x165667B1 ^ ((counter >> 32) & _MASK32) * 0xD3A2646C
+        h = _fmix32(self.key ^ (counter_mix & _MASK32))  # (B,), once per instance
+        bits = _fmix32_int32(_as_int32(h)[None, :] ^ lane_mix)  # (n, B), the bits of _fmix32
         self.counter = self.counter + (1 if where is None else where.long())
-        return (bits >> 8).to(torch.float32) * (1.0 / 16777216.0)
+        return ((bits >> 8) & 0xFFFFFF).to(torch.float32) * (1.0 / 16777216.0)
 
     def integers(self, high: int, *shape: int, where: torch.Tensor | None = None) -> torch.Tensor:
         """Draw int64 values uniformly in ``[0, high)`` of shape ``(B, *shape)``; see :meth:`uniform`."""

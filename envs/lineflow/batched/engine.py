@@ -821,10 +821,19 @@ class Engine:
     def _arrived_at(self, state: LineState, flat: torch.Tensor) -> torch.Tensor:
         return state.arrived.gather(0, flat)
 
-    def _slot_marks(self, state: LineState, flat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """(NS, B) bool: the slots ``flat`` (R, B) of the rows in ``mask`` (R, B)."""
-        marks = torch.zeros(state.held.shape, dtype=torch.long, device=mask.device)
-        return marks.scatter_add_(0, flat, mask.long()) > 0
+    @staticmethod
+    def _set_at(
+        slots: torch.Tensor, flat: torch.Tensor, mask: torch.Tensor, value: torch.Tensor | bool
+    ) -> None:
+        """Set ``slots`` (NS, B) at the slots ``flat`` (R, B) of the rows in ``mask`` to ``value``
+        (scalar or (R, B)), in place; costs ~ R * B, not NS * B.
+
+        The other rows write back what is there. Only a real buffer's one downstream row takes
+        from it and only its one upstream row puts on it, so rows sharing a slot (the null
+        buffer's) are never in ``mask`` and write the same value.
+        """
+        current = slots.gather(0, flat)
+        slots.scatter_(0, flat, torch.where(mask, value, current))
 
     def _take(
         self,
@@ -843,14 +852,13 @@ class Engine:
         else:
             state.carrier_created = torch.where(mask, created, state.carrier_created)
             state.carrier_type = torch.where(mask, origin, state.carrier_type)
-        kept = ~self._slot_marks(state, flat, mask)
-        state.held = state.held & kept
-        state.arrived = state.arrived & kept
+        self._set_at(state.held, flat, mask, False)
+        self._set_at(state.arrived, flat, mask, False)
         state.count = state.count.scatter_add(0, buffer, -mask.long())
 
     def _start_put(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
         line = self.line
-        state.held = state.held | self._slot_marks(state, self._out_first_slot(state), mask)
+        self._set_at(state.held, self._out_first_slot(state), mask, True)
         u = _uniform_rows(rng, line.rows, mask.any(dim=0))
         if self._has_switch:
             put_time = _lookup(line.put_time, state.cur_out)
@@ -862,13 +870,9 @@ class Engine:
 
     def _finish_put(self, state: LineState, mask: torch.Tensor) -> None:
         first = self._out_first_slot(state)
-        put = self._slot_marks(state, first, mask)
-        # each real buffer has one upstream row, so the scatters below never collide on it
-        created = state.slot_created.scatter(0, first, state.carrier_created)
-        origin = state.slot_type.scatter(0, first, state.carrier_type)
-        state.slot_created = torch.where(put, created, state.slot_created)
-        state.slot_type = torch.where(put, origin, state.slot_type)
-        state.arrived = state.arrived | put
+        self._set_at(state.slot_created, first, mask, state.carrier_created)
+        self._set_at(state.slot_type, first, mask, state.carrier_type)
+        self._set_at(state.arrived, first, mask, True)
         state.count = state.count.scatter_add(0, state.cur_out, mask.long())
         state.arrived[self._null_slot] = False
 

@@ -32,9 +32,9 @@ WORKING_MODE, WAITING_MODE, FAILING_MODE = 0, 1, 2
 
 
 def _one_hot(values: torch.Tensor, width: int) -> torch.Tensor:
-    """(n, B) ints in ``[0, width)`` -> (n * width, B) float64 one-hot (no range check, no sync)."""
+    """(n, B) ints in ``[0, width)`` -> (n * width, B) float32 one-hot (no range check, no sync)."""
     choices = torch.arange(width, device=values.device)[None, :, None]
-    return (values[:, None, :] == choices).flatten(0, 1).to(torch.float64)
+    return (values[:, None, :] == choices).flatten(0, 1).to(torch.float32)
 
 
 class Observer:
@@ -87,15 +87,17 @@ class Observer:
         if missing:
             raise ValueError(f"the torch engine cannot observe {missing} yet")
         self.n_features = len(features)
-        # only the observed groups are computed; one gather puts their columns in order
-        self._groups = [g for g in groups if any(where[f][0] == g for f in features)]
-        offset, start = 0, {}
-        for group in self._groups:
-            start[group] = offset
-            offset += len(groups[group])
-        self._order = torch.tensor(
-            [start[where[f][0]] + where[f][1] for f in features], dtype=torch.long, device=device
-        )
+        # only the observed groups are computed; each is copied into its feature rows
+        self._copies = [
+            self._copy_plan(
+                group,
+                len(groups[group]),
+                [(i, where[f][1]) for i, f in enumerate(features) if where[f][0] == group],
+                device,
+            )
+            for group in groups
+            if any(where[f][0] == group for f in features)
+        ]
         f64 = {"dtype": torch.float64, "device": device}
         self._largest = torch.tensor(
             [
@@ -162,18 +164,44 @@ class Observer:
             torch.where((phase == FAILING) | (phase == SEQ_ERROR), FAILING_MODE, WAITING_MODE),
         )
 
+    @staticmethod
+    def _copy_plan(
+        group: str, width: int, pairs: list[tuple[int, int]], device: torch.device | str
+    ) -> tuple[str, slice | torch.Tensor, torch.Tensor | None]:
+        """How group ``group`` (of ``width`` rows) fills the observation: (group, feature rows,
+        group rows or None for all of them in order), from its ``(feature index, group row)``
+        pairs. A run of consecutive feature rows is a slice (a plain copy)."""
+        rows = [r for _, r in pairs]
+        targets = [i for i, _ in pairs]
+        consecutive = targets == list(range(targets[0], targets[0] + len(targets)))
+        long = {"dtype": torch.long, "device": device}
+        dst = slice(targets[0], targets[-1] + 1) if consecutive else torch.tensor(targets, **long)
+        src = None if rows == list(range(width)) else torch.tensor(rows, **long)
+        return group, dst, src
+
     def __call__(self, state: LineState) -> torch.Tensor:
         """The observations (B, n_features) float32; marks the scrap seen so far as reported.
 
-        Only the observed feature groups are computed (in float64, as the SimPy env computes
-        them, then rounded to float32).
+        Only the observed feature groups are computed (values in float64 as the SimPy env computes
+        them, then rounded to float32; 0/1 groups directly in float32, the same numbers), each
+        copied into its rows of an (n_features, B) buffer, which one transpose makes (B, F).
         """
-        raw = torch.cat([getattr(self, f"_group_{group}")(state) for group in self._groups], 0)
-        out = raw.index_select(0, self._order).to(torch.float32).T.contiguous()
+        out = torch.empty(
+            self.n_features, state.now.shape[0], dtype=torch.float32, device=state.now.device
+        )
+        for group, dst, src in self._copies:
+            values = getattr(self, f"_group_{group}")(state)
+            if src is not None:
+                values = values.index_select(0, src)
+            if isinstance(dst, slice):
+                out[dst] = values  # rounds float64 to float32 as .to(torch.float32) does
+            else:
+                out.index_copy_(0, dst, values.to(torch.float32))
         state.scrap_seen = state.n_scrap.clone()
-        return out
+        return out.T.contiguous()
 
-    # --- feature groups: (width, B) float64 in the raw column order of ``__init__`` -----------
+    # --- feature groups: (width, B) in the raw column order of ``__init__``: float64, or
+    # float32 where every value is 0 or 1 (exact in both) ----------------------------------------
     def _group_modes(self, state: LineState) -> torch.Tensor:
         return _one_hot(self._station_modes(state), 3)
 
@@ -188,7 +216,7 @@ class Observer:
 
     def _group_scrap(self, state: LineState) -> torch.Tensor:
         s = self.line.n_stations
-        return (state.n_scrap[:s] - state.scrap_seen[:s]).clamp(max=1).to(torch.float64)
+        return (state.n_scrap[:s] - state.scrap_seen[:s]).clamp(max=1).to(torch.float32)
 
     def _group_stored(self, state: LineState) -> torch.Tensor:
         return (state.stored[: self.line.n_stations] / self._max_stored).clamp(max=1.0)
@@ -202,14 +230,14 @@ class Observer:
     def _group_workers(self, state: LineState) -> torch.Tensor:
         shown = torch.where(state.w_arrive < float("inf"), state.w_dest, state.w_station)
         worker, row = self._worker_columns
-        return (shown.index_select(0, worker) == row).to(torch.float64)
+        return (shown.index_select(0, worker) == row).to(torch.float32)
 
     def _group_fill(self, state: LineState) -> torch.Tensor:
         return state.count[:-1].to(torch.float64) / self._capacity
 
     def _group_carrier_type(self, state: LineState) -> torch.Tensor:
         chosen = state.run_type.index_select(0, self._type_rows)
-        return (chosen == self._type_ids).to(torch.float64)
+        return (chosen == self._type_ids).to(torch.float32)
 
     def _group_time(self, state: LineState) -> torch.Tensor:
         return (state.now / self.horizon).clamp(max=1.0)[None, :]

@@ -1,0 +1,41 @@
+"""The torch engine's batch-last layout: its random numbers and state are those of the batch-first
+formulation, transposed."""
+
+from __future__ import annotations
+
+import torch
+
+from gymforge.core.seeding import InstanceRNG
+from gymforge.envs.lineflow.batched.vector_env import LineFlowVecEnv
+
+
+def test_uniform_lanes__is_uniform_transposed_with_the_same_counters():
+    seeds = torch.randint(-(2**62), 2**62, (3000,), generator=torch.Generator().manual_seed(0))
+    seeds = [*seeds.tolist(), 0, 1, -1, 2**63 - 1, -(2**63)]
+    first, last = InstanceRNG.create(seeds), InstanceRNG.create(seeds)
+    first.counter = last.counter = torch.randint(0, 2**40, (len(seeds),))
+    where = torch.rand(len(seeds), generator=torch.Generator().manual_seed(1)) < 0.5
+    for n in (1, 2, 9, 18, 33):
+        expected = first.uniform(n, where=where)
+        got = last.uniform_lanes(n, where=where)
+        assert got.shape == (n, len(seeds))
+        assert torch.equal(expected, got.T)
+        assert torch.equal(first.counter, last.counter)
+
+
+def test_state__has_the_batch_axis_last():
+    env = LineFlowVecEnv(
+        num_envs=5, scenario="worker_assignment", scenario_kwargs={"n_assemblies": 3}
+    )
+    env.reset(seed=0)
+    line = env.compiled
+    shapes = {
+        "now": (5,),
+        "phase": (line.rows, 5),
+        "held": (line.n_slots, 5),
+        "count": (line.null_buffer + 1, 5),
+        "w_station": (line.n_workers, 5),
+    }
+    for name, shape in shapes.items():
+        assert tuple(getattr(env.state, name).shape) == shape, name
+    assert line.n_slots == int(line.capacity.sum())  # unpadded slot space
