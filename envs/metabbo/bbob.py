@@ -73,6 +73,7 @@ __all__ = [
     "BBOBInstances",
     "coco_instances",
     "evaluate",
+    "evaluate_finite",
     "random_instances",
 ]
 
@@ -356,10 +357,23 @@ def evaluate(instances: BBOBInstances, x: Tensor) -> Tensor:
     x = x.to(torch.float64)
     # A finite sum means every coordinate is finite (NaN and infinities propagate), so the
     # usual all-finite population skips the masking; a sum that overflows takes the slow path.
-    finite: Tensor | None = None
-    if not math.isfinite(float(x.sum())):
-        finite = torch.isfinite(x).all(-1)  # [B, P]
-        x = torch.where(finite[..., None], x, 0.0)
+    if math.isfinite(float(x.sum())):
+        return evaluate_finite(instances, x)
+    finite = torch.isfinite(x).all(-1)  # [B, P]
+    out = _evaluate_groups(instances, torch.where(finite[..., None], x, 0.0))
+    return torch.where(~finite | torch.isnan(out), math.inf, out)
+
+
+def evaluate_finite(instances: BBOBInstances, x: Tensor) -> Tensor:
+    """:func:`evaluate` for a float64 ``x`` of the right shape and device whose coordinates
+    are all finite (unchecked: the caller knows it, e.g. a population clipped into the box).
+    Values that overflow still evaluate to ``+inf``."""
+    out = _evaluate_groups(instances, x)
+    return torch.where(torch.isnan(out), math.inf, out)
+
+
+def _evaluate_groups(instances: BBOBInstances, x: Tensor) -> Tensor:
+    """``f(x)`` group by group (see :func:`_groups`), before the NaN clean-up."""
     groups = _groups(instances)
     out: Tensor | None = None
     for g in groups:
@@ -372,8 +386,7 @@ def evaluate(instances: BBOBInstances, x: Tensor) -> Tensor:
                 out = torch.empty(x.shape[:2], dtype=torch.float64, device=x.device)
             out.index_copy_(0, g.idx, values)
     assert out is not None
-    bad = torch.isnan(out) if finite is None else ~finite | torch.isnan(out)
-    return torch.where(bad, math.inf, out)
+    return out
 
 
 # ----------------------------------------------------------------------------- constructors

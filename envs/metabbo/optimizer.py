@@ -77,7 +77,7 @@ import torch
 from torch import Tensor
 
 from gymforge.core.seeding import InstanceRNG
-from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate
+from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate, evaluate_finite
 from gymforge.envs.metabbo.draws import uniforms
 from gymforge.envs.metabbo.features import centred_float32
 from gymforge.envs.metabbo.workspace import instance_blocks, scratch
@@ -234,9 +234,10 @@ def _check_problems(config: DEConfig, problems: BBOBInstances, rng: InstanceRNG)
         )
 
 
-def _best_so_far(x: Tensor, f: Tensor, alive: Tensor) -> tuple[Tensor, Tensor]:
-    """Best alive point ``[B, D]`` and value ``[B]`` of a population (first index on ties)."""
-    key = torch.where(alive, _clean(f), math.inf)
+def _best_so_far(x: Tensor, f: Tensor, alive: Tensor | None) -> tuple[Tensor, Tensor]:
+    """Best alive point ``[B, D]`` and value ``[B]`` of a population (first index on ties;
+    ``alive`` ``None``: every row)."""
+    key = _clean(f) if alive is None else torch.where(alive, _clean(f), math.inf)
     idx = key.argmin(-1)  # [B]
     bx = x.gather(1, idx[:, None, None].expand(-1, 1, x.shape[2])).squeeze(1)
     return bx, key.gather(1, idx[:, None]).squeeze(1)
@@ -658,7 +659,7 @@ def step(
     v = _mutate(config, state, f1, f2, u.donors)
     trial = _crossover(config, x, v, cr, u.start, u.crossover)
     trial = _bound(config, x, trial, u.repair, choice)
-    ft = evaluate(problems, trial)  # [B, P]
+    ft = evaluate_finite(problems, trial)  # [B, P]; bounded trials are finite
 
     if config.selection == "crowding":
         new_x, new_f, replaced = _crowding_select(x, state.fitness, trial, ft, alive)
@@ -667,9 +668,11 @@ def step(
         new_x = torch.where(win[..., None], trial, x)
         new_f = torch.where(win, ft, state.fitness)
         replaced = win & (_clean(ft) < _clean(state.fitness))
-    evaluations = state.evaluations + alive.sum(-1)
+    # without population-size reduction every row is alive: P evaluations
+    fixed = config.min_population_size is None
+    evaluations = state.evaluations + (x.shape[1] if fixed else alive.sum(-1))
 
-    tbx, tbf = _best_so_far(trial, ft, alive)
+    tbx, tbf = _best_so_far(trial, ft, None if fixed else alive)
     better = tbf < state.best_f
     best_x = torch.where(better[:, None], tbx, state.best_x)
     best_f = torch.where(better, tbf, state.best_f)

@@ -357,3 +357,16 @@ def test_centred_float32_is_recomputed_after_an_in_place_change() -> None:
     x.mul_(2.0)
     for a, w in zip(centred_float32(x), fresh(x), strict=True):
         assert torch.equal(a, w)
+
+
+def test_evaluate_finite_equals_evaluate_on_finite_points() -> None:
+    from gymforge.envs.metabbo.bbob import evaluate_finite
+
+    fids = list(range(1, 25))
+    inst = random_instances(fids, 6, list(range(24)))
+    g = torch.Generator().manual_seed(13)
+    x = torch.rand(24, 11, 6, dtype=torch.float64, generator=g) * 10 - 5
+    x[3, 0] = 1e300  # overflows to +inf in both
+    want = evaluate(inst, x)
+    assert torch.equal(evaluate_finite(inst, x), want)
+    assert not torch.isnan(want).any() and want[3, 0] == math.inf
