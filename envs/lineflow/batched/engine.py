@@ -299,14 +299,21 @@ _WRITTEN_BY = {
     "runs": ("run_left", "run_type"),
     "workers": ("factor", "w_station", "w_dest", "w_arrive", "w_holder"),
 }
-# ... and the fields it reads besides those (scrap_seen is for observations only)
-_ALWAYS_READ = ("waiting", "cur_in", "cur_out", "run_type")
+# ... and the fields it reads besides those (scrap_seen is for observations only; cur_in and
+# cur_out never change without switches, nor run_type without runs: the engine then reads the
+# line's constants instead, see ``_cur_in``)
+_ALWAYS_READ = ("waiting",)
 _READ_BY = {
     "storage": ("target",),
     "extra": ("seq_part",),  # part-dependent extra times look up the part being processed
     "slowdown": ("jump_start", "jump_end", "jump_factor"),
     "workers": ("w_target",),
 }
+
+
+def _worth_compacting(n_active: int, batch: int) -> bool:
+    """Whether to gather ``n_active`` instances of ``batch`` into a smaller batch."""
+    return n_active * COMPACT_BELOW < batch * COMPACT_ABOVE and batch - n_active >= COMPACT_MIN
 
 
 def _select_rng(rng: InstanceRNG, index: torch.Tensor) -> InstanceRNG:
@@ -414,13 +421,24 @@ class Engine:
         """Process every event strictly before ``until`` (B,) and set the clocks to ``until``.
 
         Each event round moves the instances with an event before ``until`` to their next
-        event time and settles them there (see ``_settle``).
+        event time and settles them there (see ``_settle``). An instance without an event
+        before ``until`` in one round has none in any later round (only its own events change
+        it), so when few enough are left, they are gathered into a smaller batch once, which
+        runs all the remaining rounds (shrinking again as it goes) and is written back once.
         """
+        batch = until.shape[0]
         while True:
             t_next = self.next_event(state)
             active = t_next < until
             n_active = int(active.sum())
             if n_active == 0:
+                break
+            if _worth_compacting(n_active, batch):
+                index = torch.nonzero(active).squeeze(1)
+                sub_state, sub_rng = _select(state, index, self._used), _select_rng(rng, index)
+                self.advance(sub_state, until.index_select(0, index), sub_rng)
+                _write_back(state, sub_state, index, self._written)
+                rng.counter.index_copy_(0, index, sub_rng.counter)
                 break
             state.now = torch.where(active, t_next, state.now)
             self._settle(state, active, n_active, rng)
@@ -439,7 +457,7 @@ class Engine:
         """
         batch = active.shape[0]
         for _ in range(MAX_SWEEPS):
-            if n_active * COMPACT_BELOW < batch * COMPACT_ABOVE and batch - n_active >= COMPACT_MIN:
+            if _worth_compacting(n_active, batch):
                 index = torch.nonzero(active).squeeze(1)
                 sub_state = _select(state, index, self._used)
                 sub_rng = _select_rng(rng, index)
@@ -545,7 +563,7 @@ class Engine:
                     self._release(state, done)
                 finished = done & self._sink
                 state.n_parts = state.n_parts + finished.sum(dim=0)
-                has_out = state.cur_out != line.null_buffer
+                has_out = self._cur_out(state) != line.null_buffer
                 after = torch.where(
                     self._switch, OUT_CHECK, torch.where(finished & ~has_out, START, PUT_WAIT)
                 )
@@ -641,7 +659,7 @@ class Engine:
         else:
             ready = None
         if ready is not None and bool(ready.any()):
-            self._take(state, ready, state.cur_in, in_last, component=False)
+            self._take(state, ready, self._cur_in(state), in_last, component=False)
             phase = torch.where(ready, GETTING, phase)
             get_time = (
                 _lookup(line.get_time, state.cur_in) if self._has_switch else self._fixed_get_time
@@ -810,13 +828,25 @@ class Engine:
         """Flat slot index (R, B) of the last slot of each row's ``cur_in``."""
         if self._has_switch:  # only switches change their input buffer
             return self._last_slot(state.cur_in)
-        return self._fixed_in_last.expand_as(state.cur_in)
+        return self._fixed_in_last.expand(-1, state.now.shape[0])
 
     def _out_first_slot(self, state: LineState) -> torch.Tensor:
         """Flat slot index (R, B) of the first slot of each row's ``cur_out``."""
         if self._has_switch:  # only switches change their output buffer
             return _lookup(self.line.slot_first, state.cur_out)
-        return self._fixed_out_first.expand_as(state.cur_out)
+        return self._fixed_out_first.expand(-1, state.now.shape[0])
+
+    def _cur_in(self, state: LineState) -> torch.Tensor:
+        """Each row's input buffer (R, B): the state's when switches change it, else the line's."""
+        if self._has_switch:
+            return state.cur_in
+        return self.col.buffer_in.expand(-1, state.now.shape[0])
+
+    def _cur_out(self, state: LineState) -> torch.Tensor:
+        """Each row's output buffer (R, B), as ``_cur_in``."""
+        if self._has_switch:
+            return state.cur_out
+        return self.col.buffer_out.expand(-1, state.now.shape[0])
 
     def _arrived_at(self, state: LineState, flat: torch.Tensor) -> torch.Tensor:
         return state.arrived.gather(0, flat)
@@ -873,7 +903,7 @@ class Engine:
         self._set_at(state.slot_created, first, mask, state.carrier_created)
         self._set_at(state.slot_type, first, mask, state.carrier_type)
         self._set_at(state.arrived, first, mask, True)
-        state.count = state.count.scatter_add(0, state.cur_out, mask.long())
+        state.count = state.count.scatter_add(0, self._cur_out(state), mask.long())
         state.arrived[self._null_slot] = False
 
     def _start_work(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
@@ -902,7 +932,8 @@ class Engine:
         state.started = torch.where(mask, now, state.started)
         state.wake = torch.where(mask, now + duration, state.wake)
         state.carrier_created = torch.where(new_part, now, state.carrier_created)
-        state.carrier_type = torch.where(new_part, state.run_type, state.carrier_type)
+        run_type = state.run_type if self._has_runs else self.col.type_base  # (fixed without runs)
+        state.carrier_type = torch.where(new_part, run_type, state.carrier_type)
 
     def _next_type(self, state: LineState, sources: torch.Tensor, rng: InstanceRNG) -> None:
         """Sources emit runs of ``run_min … run_min + run_span - 1`` carriers of one random type."""
