@@ -24,25 +24,6 @@ from gymforge.core.seeding import InstanceRNG
 
 __all__ = ["uniforms"]
 
-_M1, _M2 = 0x85EBCA6B, 0xC2B2AE35  # MurmurHash3 finaliser multipliers
-
-
-def _as_int32(c: int) -> int:
-    """The int32 with the bits of the uint32 ``c``."""
-    return c - (1 << 32) if c >= 1 << 31 else c
-
-
-def _fmix32_(x: Tensor, tmp: Tensor) -> Tensor:
-    """MurmurHash3's finaliser in place on an int32 tensor (wrapping products; logical shifts as
-    arithmetic shifts and a mask); ``tmp`` is scratch of ``x``'s shape."""
-    for shift, mul in ((16, _M1), (13, _M2), (16, None)):
-        torch.bitwise_right_shift(x, shift, out=tmp).bitwise_and_((1 << (32 - shift)) - 1)
-        x.bitwise_xor_(tmp)
-        if mul is not None:
-            x.mul_(_as_int32(mul))
-    return x
-
-
 _LAYOUTS: dict[tuple[tuple[int, ...], torch.device], tuple[Tensor, list[tuple[int, int]]]] = {}
 
 
@@ -76,7 +57,7 @@ def uniforms(
     for s, (lo, hi) in enumerate(spans):
         torch.bitwise_xor(head[:, s : s + 1], lanes[:, lo:hi], out=bits[:, lo:hi])
     tmp = torch.empty_like(bits)
-    _fmix32_(bits, tmp)
+    seeding._fmix32_int32_(bits, tmp)
     # the 24 high bits, exactly representable in float32, scaled into [0, 1)
     bits.bitwise_right_shift_(8).bitwise_and_(0xFFFFFF)
     u = bits.to(torch.float32).mul_(1.0 / 16777216.0)

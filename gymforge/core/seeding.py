@@ -88,17 +88,25 @@ def _mixed_lanes_int32(n: int, device: torch.device) -> torch.Tensor:
     return lane
 
 
-def _fmix32_int32(x: torch.Tensor) -> torch.Tensor:
-    """:func:`_fmix32` on the 32 bits held in int32 (half the memory traffic of int64).
+def _fmix32_int32_(x: torch.Tensor, tmp: torch.Tensor) -> torch.Tensor:
+    """:func:`_fmix32` in place on the 32 bits held in an int32 tensor (half the memory traffic
+    of int64); ``tmp`` is scratch of ``x``'s shape.
 
     Multiplication wraps modulo 2**32 as on uint32, and ``(x >> k) & (2**(32-k) - 1)`` is the
     logical shift of the bits, so the result has exactly the bits of ``_fmix32``.
     """
-    x = x ^ ((x >> 16) & 0xFFFF)
-    x = x * (0x85EBCA6B - (1 << 32))
-    x = x ^ ((x >> 13) & 0x7FFFF)
-    x = x * (0xC2B2AE35 - (1 << 32))
-    return x ^ ((x >> 16) & 0xFFFF)
+    for shift, mul in ((16, 0x85EBCA6B), (13, 0xC2B2AE35), (16, None)):
+        torch.bitwise_right_shift(x, shift, out=tmp).bitwise_and_((1 << (32 - shift)) - 1)
+        x.bitwise_xor_(tmp)
+        if mul is not None:
+            x.mul_(mul - (1 << 32))  # the uint32 constant's bits as an int32
+    return x
+
+
+def _fmix32_int32(x: torch.Tensor) -> torch.Tensor:
+    """:func:`_fmix32_int32_` on a copy of ``x``."""
+    out = x.clone()
+    return _fmix32_int32_(out, torch.empty_like(out))
 
 
 @dataclass
