@@ -256,16 +256,6 @@ class Measurement:
 # Small helpers
 
 
-def vm_status_kib() -> dict[str, int]:
-    """``VmRSS`` and ``VmHWM`` of this process, KiB (empty off Linux)."""
-    values: dict[str, int] = {}
-    with contextlib.suppress(OSError), open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                values[line.split(":")[0]] = int(line.split()[1])
-    return values
-
-
 def tensor_bytes(value: Any) -> int:
     """Bytes held by the tensors among the fields of a dataclass (or ``vars``) ``value``."""
     items = (

@@ -28,7 +28,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common
-import numpy as np
 import torch
 
 from gymforge.agents.random_agent import RandomAgent
@@ -148,5 +147,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    np.set_printoptions(precision=4)
     raise SystemExit(main())

@@ -59,7 +59,6 @@ FUNCTION_NAMES: dict[int, str] = {
 }
 
 # Constants of the definitions (COCO's values, digits as in the C sources).
-SCHWEFEL_OPT = 4.2096874637  # 2 |x_opt_i| of f20
 SCHWEFEL_CONST = 418.9828872724339
 LUNACEK_MU0 = 2.5
 WEIERSTRASS_TERMS = 12

@@ -64,7 +64,6 @@ FEATURE_NAMES: tuple[str, ...] = (
 )
 NUM_FEATURES = len(FEATURE_NAMES)
 _EPS = 1e-8
-_MM = "use_mm_for_euclid_dist"
 
 
 def pairwise_distances(a: Tensor, b: Tensor) -> Tensor:
