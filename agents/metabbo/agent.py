@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +42,22 @@ class QMambaAgent:
     Args:
         net: a trained network (put in eval mode; CPU unless ``device`` says otherwise).
         device: where to run the network.
+        support_threshold: override the config's behaviour-support filter (``0``: plain
+            argmax; ``> 0`` needs a network with a behaviour head); ``None``: the config's.
     """
 
-    def __init__(self, net: QMambaNet, device: str | torch.device = "cpu") -> None:
+    def __init__(
+        self,
+        net: QMambaNet,
+        device: str | torch.device = "cpu",
+        support_threshold: float | None = None,
+    ) -> None:
+        if support_threshold is not None:
+            # validated like the config's own value, before anything is kept
+            replace(net.config, support_threshold=support_threshold)
         self.net = net.to(device).eval()
         self.device = torch.device(device)
+        self.support_threshold = support_threshold
         self._state: MambaState | None = None
 
     @property
@@ -72,7 +84,7 @@ class QMambaAgent:
         elif info is not None and "_final_obs" in info:
             restarted = torch.as_tensor(np.asarray(info["_final_obs"]), device=self.device)
             self._state = self._state.select(~restarted.bool().reshape(n))
-        actions, self._state = self.net.act(obs, self._state)
+        actions, self._state = self.net.act(obs, self._state, self.support_threshold)
         out = actions.cpu().numpy().astype(np.int64)
         return out[0] if single else out
 
@@ -120,7 +132,9 @@ def load_model(path: str | Path) -> tuple[QMambaNet, dict[str, Any]]:
     return net.eval(), record
 
 
-def load_agent(path: str | Path, device: str = "cpu") -> QMambaAgent:
-    """A :class:`QMambaAgent` from a saved model folder."""
+def load_agent(
+    path: str | Path, device: str = "cpu", support_threshold: float | None = None
+) -> QMambaAgent:
+    """A :class:`QMambaAgent` from a saved model folder (``support_threshold``: see the agent)."""
     net, _ = load_model(path)
-    return QMambaAgent(net, device=device)
+    return QMambaAgent(net, device=device, support_threshold=support_threshold)

@@ -11,6 +11,16 @@ per bin. Bins a dimension does not have (``nvec[i] < max(nvec)``) are masked out
 Acting is greedy and autoregressive (:func:`greedy_decode`): ``a^1 = argmax Q_1``, feed its code,
 ``a^2 = argmax Q_2``, ... .
 
+Optional behaviour-constrained acting (``bc_weight > 0`` and ``support_threshold > 0``; an
+extension, not the reference's): a behaviour head ``π̂(a^i | s_t, a_t^{i-1})`` (an MLP on the
+token itself, trained by cross-entropy on the logged bins, its gradient kept out of the Q-network)
+estimates how often the data plays each bin, and the argmax of dimension ``i`` runs only over bins
+with ``π̂ >= support_threshold · max π̂`` -- the action filter of discrete BCQ (Fujimoto et al.,
+"Benchmarking Batch Deep Reinforcement Learning Algorithms", 2019). On MetaBBO the Q-values of
+different bins differ by less than the network's error once the first generations have earned
+most of the return, so a plain argmax lands on bins the data never played; the filter keeps the
+greedy policy on the data's support, where the Q-values were fitted.
+
 Loss (:func:`qmamba_loss`), with ``Q̂`` the detached Q-values and ``max`` over a dimension's bins::
 
     TD_inner = mean_{t, i<K} (Q_i(a^i) - max Q̂_{i+1})²          # Bellman backup inside a step
@@ -18,6 +28,7 @@ Loss (:func:`qmamba_loss`), with ``Q̂`` the detached Q-values and ``max`` over 
     (max Q̂ clipped to ``target_range``)
     CQL      = mean over non-taken bins of Q²                     # conservative: push them to 0
     loss     = 0.5 (TD_inner + β TD_last) + 0.5 λ CQL             # β = 10, λ = 1, γ = 0.99
+    (+ bc_weight · cross-entropy of the behaviour head, when it has one: :func:`behavior_loss`)
 
 Differences from the reference implementation: tokens are mixed by an own pure-torch Mamba block
 (no ``mamba_ssm``/CUDA), observations are standardised with dataset statistics stored in the
@@ -42,6 +53,7 @@ from gymforge.agents.metabbo.mamba import MambaBlock, MambaState
 __all__ = [
     "QMambaConfig",
     "QMambaNet",
+    "behavior_loss",
     "greedy_decode",
     "qmamba_loss",
 ]
@@ -72,6 +84,11 @@ class QMambaConfig:
             returns lie in ``[0, 1]`` (``Perf <= 1``). Without a bound the targets diverge on real
             data (upstream bounds the Q-values by min-max normalising them over the sequence,
             which is not causal). ``None``: no clipping.
+        bc_weight: weight of the behaviour head's cross-entropy; ``0`` (the reference): the
+            network has no behaviour head.
+        support_threshold: acting considers only bins whose estimated behaviour probability is
+            at least this fraction of the most likely bin's (discrete BCQ's ``τ``); ``0`` (the
+            reference): every bin. Needs ``bc_weight > 0``.
     """
 
     obs_dim: int = 9
@@ -86,6 +103,8 @@ class QMambaConfig:
     lam: float = 1.0
     q_output: str = "linear"
     target_range: tuple[float, float] | None = (0.0, 1.0)
+    bc_weight: float = 0.0
+    support_threshold: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "action_nvec", tuple(int(n) for n in self.action_nvec))
@@ -111,10 +130,17 @@ class QMambaConfig:
             raise ValueError(f"q_output must be 'sigmoid' or 'linear', got {self.q_output!r}")
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1], got {self.gamma}")
-        for name in ("beta", "lam"):
+        for name in ("beta", "lam", "bc_weight"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        tau = self.support_threshold
+        if not (isinstance(tau, (int, float)) and 0.0 <= tau <= 1.0):
+            raise ValueError(f"support_threshold must be a number in [0, 1], got {tau!r}")
+        if tau > 0 and not self.has_behavior_head:
+            raise ValueError(
+                f"support_threshold={tau} needs a behaviour head (bc_weight > 0), got bc_weight=0"
+            )
 
     @property
     def num_dims(self) -> int:
@@ -125,6 +151,11 @@ class QMambaConfig:
     def num_bins(self) -> int:
         """Width of the Q head, ``max(action_nvec)``."""
         return max(self.action_nvec)
+
+    @property
+    def has_behavior_head(self) -> bool:
+        """Whether the network estimates the behaviour policy (``bc_weight > 0``)."""
+        return self.bc_weight > 0
 
     @property
     def d_model(self) -> int:
@@ -157,6 +188,9 @@ class QMambaNet(nn.Module):
         )
         self.ff1 = nn.Linear(config.d_model, config.mlp_hidden)
         self.ff2 = nn.Linear(config.mlp_hidden, config.num_bins)
+        if config.has_behavior_head:
+            self.bc1 = nn.Linear(config.d_model, config.mlp_hidden)
+            self.bc2 = nn.Linear(config.mlp_hidden, config.num_bins)
         self.register_buffer("obs_mean", torch.zeros(config.obs_dim))
         self.register_buffer("obs_std", torch.ones(config.obs_dim))
         self.register_buffer("valid_bins", bin_mask(config.action_nvec, config.num_bins))
@@ -187,6 +221,26 @@ class QMambaNet(nn.Module):
         states = self.normalise(obs).unsqueeze(2).expand(batch, steps, k, -1)
         return torch.cat([states, codes], dim=-1).reshape(batch, steps * k, -1)
 
+    def token(self, obs: Tensor, previous: Tensor) -> Tensor:
+        """One token ``[B, d_model]`` of ``obs [B, obs_dim]`` and the previous dimension's bin
+        ``previous [B]`` (``-1``: start of a step)."""
+        return torch.cat([self.normalise(obs), self.encode_bins(previous)], dim=-1)
+
+    def behavior_logits(self, tokens: Tensor) -> Tensor:
+        """Behaviour head: logits ``[..., num_bins]`` of ``π̂(a^i | token)`` (bins a dimension
+        lacks are not masked here)."""
+        if not self.config.has_behavior_head:
+            raise ValueError("this network has no behaviour head (bc_weight = 0)")
+        return self.bc2(F.leaky_relu(self.bc1(tokens)))
+
+    def supported_bins(self, tokens: Tensor, dim: int, threshold: float) -> Tensor:
+        """``[B, num_bins]`` bool: the bins of dimension ``dim`` whose behaviour probability is at
+        least ``threshold`` times the largest (always at least one)."""
+        logits = self.behavior_logits(tokens).masked_fill(~self.valid_bins[dim], -torch.inf)
+        if threshold <= 0:
+            return self.valid_bins[dim].expand_as(logits)
+        return logits >= logits.amax(-1, keepdim=True) + math.log(threshold)
+
     def head(self, features: Tensor) -> Tensor:
         """Q-values ``[..., num_bins]`` from Mamba outputs ``[..., d_model]``."""
         q = self.ff2(F.leaky_relu(self.ff1(features)))
@@ -214,17 +268,27 @@ class QMambaNet(nn.Module):
     ) -> tuple[Tensor, MambaState]:
         """One token (recurrent mode): ``Q [B, num_bins]`` given ``obs [B, obs_dim]`` and the
         previous dimension's bin ``previous [B]`` (``-1``: start of a step)."""
-        token = torch.cat([self.normalise(obs), self.encode_bins(previous)], dim=-1)
-        out, state = self.block.step(token, state)
+        out, state = self.block.step(self.token(obs, previous), state)
         return self.head(out), state
 
     @torch.no_grad()
-    def act(self, obs: Tensor, state: MambaState) -> tuple[Tensor, MambaState]:
-        """Greedy action ``[B, K]`` for ``obs [B, obs_dim]``; advances ``state`` by ``K`` tokens."""
+    def act(
+        self, obs: Tensor, state: MambaState, support_threshold: float | None = None
+    ) -> tuple[Tensor, MambaState]:
+        """Greedy action ``[B, K]`` for ``obs [B, obs_dim]``; advances ``state`` by ``K`` tokens.
+
+        ``support_threshold`` (default: the config's) restricts each argmax to the bins the
+        behaviour head supports (see the module docstring)."""
+        tau = self.config.support_threshold if support_threshold is None else support_threshold
+        if tau > 0 and not self.config.has_behavior_head:
+            raise ValueError(f"support_threshold={tau} needs a behaviour head (bc_weight > 0)")
         carry = {"state": state}
 
         def q_of(dim: int, previous: Tensor) -> Tensor:
             q, carry["state"] = self.step_token(obs, previous, carry["state"])
+            if tau > 0:
+                supported = self.supported_bins(self.token(obs, previous), dim, tau)
+                q = q.masked_fill(~supported, -torch.inf)
             return q
 
         actions = greedy_decode(q_of, self.config.action_nvec, obs.shape[0], obs.device)
@@ -248,6 +312,15 @@ def greedy_decode(
         previous = q[:, :n].argmax(dim=-1)
         chosen.append(previous)
     return torch.stack(chosen, dim=-1)
+
+
+def behavior_loss(logits: Tensor, actions: Tensor, valid: Tensor, config: QMambaConfig) -> Tensor:
+    """Mean cross-entropy of the behaviour head's logits ``[B, T, K, M]`` on the logged bins
+    ``[B, T, K]`` over the valid steps ``[B, T]`` (bins a dimension lacks are masked out)."""
+    bins_ok = bin_mask(config.action_nvec, logits.shape[-1], logits.device)
+    log_p = logits.masked_fill(~bins_ok, -torch.inf).log_softmax(-1)
+    taken = log_p.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)  # [B, T, K]
+    return -_masked_mean(taken, valid.bool().unsqueeze(-1).expand_as(taken))
 
 
 def _masked_mean(values: Tensor, mask: Tensor) -> Tensor:

@@ -10,7 +10,9 @@ such as :func:`gymforge.envs.metabbo.dataset.load_dataset`'s result)::
 
 and runs AdamW over shuffled minibatches of whole trajectories (each cut to its longest valid
 prefix), one sequence-mode forward per minibatch, the loss of
-:func:`~gymforge.agents.metabbo.qmamba.qmamba_loss`.
+:func:`~gymforge.agents.metabbo.qmamba.qmamba_loss` (plus ``bc_weight`` times the behaviour
+head's cross-entropy, :func:`~gymforge.agents.metabbo.qmamba.behavior_loss`, when the config
+asks for one).
 
 Command line::
 
@@ -30,7 +32,7 @@ import numpy as np
 import torch
 
 from gymforge.agents.metabbo.agent import QMambaAgent, save_model
-from gymforge.agents.metabbo.qmamba import QMambaConfig, QMambaNet, qmamba_loss
+from gymforge.agents.metabbo.qmamba import QMambaConfig, QMambaNet, behavior_loss, qmamba_loss
 
 __all__ = [
     "TrainConfig",
@@ -221,6 +223,11 @@ def fit(
             batch = {name: value[idx][:, :horizon] for name, value in tensors.items()}
             q, _ = net(batch["observations"], batch["actions"])
             losses = qmamba_loss(q, batch["actions"], batch["rewards"], batch["valid"], config)
+            if config.has_behavior_head:
+                logits = net.behavior_logits(net.tokens(batch["observations"], batch["actions"]))
+                logits = logits.reshape(q.shape)
+                losses["behavior"] = behavior_loss(logits, batch["actions"], batch["valid"], config)
+                losses["loss"] = losses["loss"] + config.bc_weight * losses["behavior"]
             optimizer.zero_grad()
             losses["loss"].backward()
             if train.max_grad_norm is not None:
@@ -273,6 +280,19 @@ def train_cli(env_id: str, argv: list[str]) -> int:
     parser.add_argument("--lam", type=float, default=QMambaConfig.lam, help="conservative weight")
     parser.add_argument("--gamma", type=float, default=QMambaConfig.gamma)
     parser.add_argument(
+        "--bc-weight",
+        type=float,
+        default=QMambaConfig.bc_weight,
+        help="weight of a behaviour head's cross-entropy (0: no head, the reference)",
+    )
+    parser.add_argument(
+        "--support-threshold",
+        type=float,
+        default=QMambaConfig.support_threshold,
+        help="act only on bins with behaviour probability >= this x the most likely bin's "
+        "(discrete BCQ's tau; needs --bc-weight > 0; 0: every bin, the reference)",
+    )
+    parser.add_argument(
         "--time-limit", type=float, default=None, help="stop after this many seconds"
     )
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
@@ -292,6 +312,8 @@ def train_cli(env_id: str, argv: list[str]) -> int:
         beta=args.beta,
         lam=args.lam,
         gamma=args.gamma,
+        bc_weight=args.bc_weight,
+        support_threshold=args.support_threshold,
     )
     train = TrainConfig(
         epochs=args.epochs,
