@@ -346,11 +346,18 @@ def _hyper(hyper: dict[str, Tensor | float], name: str, b: int, dev: torch.devic
 
 
 def _gather_donors(x: Tensor, donors: list[Tensor]) -> list[Tensor]:
-    """``[_gather_rows(x, r) for r in donors]`` by one ``index_select`` (contiguous results)."""
+    """``[_gather_rows(x, r) for r in donors]`` by one ``index_select`` (contiguous results).
+
+    The rows land in a reused scratch buffer (:mod:`.workspace`): the results are temporaries
+    of the current generation (the mutation computes in place on them, the trial vectors end
+    up there), never part of a returned state.
+    """
     b, n, d = x.shape
+    k, p = len(donors), donors[0].shape[1]
     rows = torch.stack(donors).add_((torch.arange(b, device=x.device) * n)[:, None])  # [k, B, P]
-    got = x.reshape(b * n, d).index_select(0, rows.view(-1))
-    return list(got.view(len(donors), b, -1, d).unbind(0))
+    got = scratch("donors", (k * b * p, d), x.dtype, x.device)
+    torch.index_select(x.reshape(b * n, d), 0, rows.view(-1), out=got)
+    return list(got.view(k, b, p, d).unbind(0))
 
 
 @dataclass(frozen=True)
@@ -442,7 +449,9 @@ def _crossover(
     config: DEConfig, x: Tensor, v: Tensor, cr: Tensor, u_start: Tensor, u_mask: Tensor
 ) -> Tensor:
     """Trial vectors ``[B, P, D]`` from targets ``x`` and mutants ``v``; ``u_start`` [B, P] and
-    ``u_mask`` ([B, P, D - 1] exponential, [B, P, D] binomial) the crossover's uniforms."""
+    ``u_mask`` ([B, P, D - 1] exponential, [B, P, D] binomial) the crossover's uniforms.
+
+    The trials are written over ``v`` (a temporary of the generation), which is returned."""
     d = x.shape[2]
     # rng.integers(d, ...) of the start uniforms
     start = torch.clamp((u_start * d).long(), max=d - 1)  # [B, P]
@@ -456,19 +465,27 @@ def _crossover(
         # take_j = ((j - j0) mod D) < L, looked up in a [j0, L - 1] table of the D^2 masks
         rows = start.mul_(d).add_(extra).view(-1)
         take = _exponential_masks(d, x.device).index_select(0, rows).view(x.shape)
-    return torch.where(take, v, x)
+    return torch.where(take, v, x, out=v)
 
 
 def _bound(
-    config: DEConfig, x: Tensor, u: Tensor, fresh: Tensor | None, choice: Tensor | None = None
+    config: DEConfig,
+    x: Tensor,
+    u: Tensor,
+    fresh: Tensor | None,
+    choice: Tensor | None = None,
+    in_place: bool = False,
 ) -> Tensor:
     """Trial vectors ``u`` brought into ``[lower, upper]`` (``x`` the parents); ``fresh``
     [B, P, D] uniforms for the ``"random"`` handling (needed by it and by ``"controlled"``);
-    ``choice`` (``[B]`` int64 into :data:`BOUND_HANDLINGS`) for ``"controlled"``."""
+    ``choice`` (``[B]`` int64 into :data:`BOUND_HANDLINGS`) for ``"controlled"``.
+    ``in_place``: ``u`` is a temporary that the clip handling may overwrite."""
     # A finite sum means every coordinate is finite (NaN and infinities propagate): the usual
     # case skips the replacement; a sum that overflows takes it too (a no-op then).
     if not math.isfinite(float(u.sum())):
         u = torch.where(torch.isfinite(u), u, x)
+    if config.bound_handling == "clip" and in_place:
+        return u.clamp_(config.lower, config.upper)
     if config.bound_handling != CONTROLLED:
         return _bound_mode(config, config.bound_handling, x, u, fresh)
     if choice is None:
@@ -499,7 +516,7 @@ def _bound_mode(config: DEConfig, mode: str, x: Tensor, u: Tensor, fresh: Tensor
         if fresh is None:
             raise ValueError('the "random" bound handling needs its uniforms (fresh)')
         out = torch.where((u < lo) | (u > hi), lo + fresh.to(torch.float64) * w, u)
-    return out.clamp(lo, hi)  # rounding guard; a no-op for in-box values
+    return out.clamp_(lo, hi)  # rounding guard (in place: out is new); a no-op in the box
 
 
 def _archive_insert(config: DEConfig, state: DEState, replaced: Tensor) -> tuple[Tensor, Tensor]:
@@ -658,7 +675,7 @@ def step(
     u = _draw(config, x.shape[1], rng, act)
     v = _mutate(config, state, f1, f2, u.donors)
     trial = _crossover(config, x, v, cr, u.start, u.crossover)
-    trial = _bound(config, x, trial, u.repair, choice)
+    trial = _bound(config, x, trial, u.repair, choice, in_place=True)
     ft = evaluate_finite(problems, trial)  # [B, P]; bounded trials are finite
 
     if config.selection == "crowding":

@@ -370,3 +370,24 @@ def test_evaluate_finite_equals_evaluate_on_finite_points() -> None:
     want = evaluate(inst, x)
     assert torch.equal(evaluate_finite(inst, x), want)
     assert not torch.isnan(want).any() and want[3, 0] == math.inf
+
+
+@pytest.mark.parametrize("mutation", ["current-to-rand/1", "rand/2", "current-to-best/1"])
+def test_generation_temporaries_do_not_leak_into_states(mutation: str) -> None:
+    """The donors, mutants and trials live in reused scratch buffers (and are changed in
+    place): a returned state must not share memory with them, nor with its input state, so
+    later generations leave earlier states untouched."""
+    from gymforge.core.seeding import InstanceRNG
+
+    config = opt.DEConfig(dimension=4, population_size=12, mutation=mutation, selection="crowding")
+    inst = random_instances([1, 2, 10], 4, [1, 2, 3])
+    rng = InstanceRNG.create([4, 5, 6])
+    hyper = {"F1": 0.7, "F2": 0.4, "Cr": 0.9}
+    states = [opt.initial_state(config, inst, rng)]
+    copies = []
+    for _ in range(4):
+        copies.append({k: v.clone() for k, v in vars(states[-1]).items()})
+        states.append(opt.step(config, inst, states[-1], hyper, rng))
+    for state, saved in zip(states, copies, strict=False):
+        for name, value in saved.items():
+            assert torch.equal(getattr(state, name), value), name
