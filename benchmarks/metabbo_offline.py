@@ -27,7 +27,7 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-generations", type=int, default=None, help="full 500")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--reward", default="env", help="training reward: env (reference) | log_error")
+    p.add_argument(
+        "--bc-weight",
+        type=float,
+        default=0.0,
+        help="behaviour head's cross-entropy weight (0: none, the reference)",
+    )
+    p.add_argument(
+        "--support-threshold",
+        type=float,
+        default=None,
+        help="act only on bins the behaviour head supports (discrete BCQ's tau; with --model it "
+        "overrides the model's own; default: the model's, 0 when training here)",
+    )
     p.add_argument("--dataset", default=None, help="reuse this collected dataset (skip step 1)")
     p.add_argument(
         "--model",
@@ -170,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
         net, model_record = load_model(args.model)
         config = net.config
         train = TrainConfig(**model_record["train"])
+        if args.support_threshold is not None:
+            config = replace(config, support_threshold=args.support_threshold)
+            net.config = config
         trained = TrainResult(
             agent=QMambaAgent(net),
             history=model_record["history"],
@@ -178,7 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         args.train_seconds = model_record.get("time_limit", args.train_seconds_given)
         trained_by = f"gymforge train (model folder {args.model})"
     else:
-        config = QMambaConfig(obs_dim=9, action_nvec=(16, 16, 16), d_state=args.d_state)
+        config = QMambaConfig(
+            obs_dim=9,
+            action_nvec=(16, 16, 16),
+            d_state=args.d_state,
+            bc_weight=args.bc_weight,
+            support_threshold=args.support_threshold or 0.0,
+        )
         train = TrainConfig(
             epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=0, reward=args.reward
         )
@@ -332,7 +354,9 @@ def render_markdown(r: dict[str, Any]) -> str:
         )
         + f"), batch {s['training']['batch_size']}, lr {s['training']['lr']}, reward "
         f"`{s['training']['reward']}`, γ = {s['qmamba']['gamma']}, β = {s['qmamba']['beta']}, "
-        f"λ = {s['qmamba']['lam']}; loss {r['training']['first_epoch']['loss']:.4g} → "
+        f"λ = {s['qmamba']['lam']}, behaviour weight {s['qmamba'].get('bc_weight', 0.0)}, "
+        f"support threshold τ = {s['qmamba'].get('support_threshold', 0.0)}; "
+        f"loss {r['training']['first_epoch']['loss']:.4g} → "
         f"{r['training']['last_epoch']['loss']:.4g}.",
         f"- Test: easy split's test functions (1, 2, 3, 5, 15, 16, 17, 21), instance 1, seeds "
         f"1..{s['test']['seeds_per_problem']} per problem.",

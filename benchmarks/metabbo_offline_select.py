@@ -71,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--sb3-sample", action="store_true", help="also play the SB3 models' sampled policies"
     )
+    p.add_argument(
+        "--support-thresholds",
+        default="",
+        help="comma-separated support thresholds to evaluate each model at besides its own "
+        "(models with a behaviour head; see QMambaConfig.support_threshold)",
+    )
     p.add_argument("--seeds", type=int, default=4)
     p.add_argument("--instance-id", type=int, default=2)
     p.add_argument(
@@ -94,10 +100,19 @@ def main(argv: list[str] | None = None) -> int:
             {f"sb3-sampled:{m}": SB3PolicyAgent(m, deterministic=False) for m in args.sb3}
         )
     policies.update({str(m): load_agent(m) for m in args.models})
+    thresholds = [float(t) for t in args.support_thresholds.split(",") if t]
+    policies.update(
+        {
+            f"{m}@tau={t:g}": load_agent(m, support_threshold=t)
+            for m in args.models
+            for t in thresholds
+        }
+    )
     rows = {}
     for name, policy in policies.items():
         start = time.perf_counter()
-        logged = _ActionLog(policy) if name in args.models or name.startswith("sb3:") else policy
+        is_model = name.split("@tau=")[0] in args.models or name.startswith("sb3:")
+        logged = _ActionLog(policy) if is_model else policy
         out = evaluate(
             logged,
             split=fids,

@@ -13,7 +13,8 @@ Acting is greedy and autoregressive (:func:`greedy_decode`): ``a^1 = argmax Q_1`
 
 Optional behaviour-constrained acting (``bc_weight > 0`` and ``support_threshold > 0``; an
 extension, not the reference's): a behaviour head ``π̂(a^i | s_t, a_t^{i-1})`` (an MLP on the
-token itself, trained by cross-entropy on the logged bins, its gradient kept out of the Q-network)
+token itself and the one-hot of ``i``, trained by cross-entropy on the logged bins, its gradient
+kept out of the Q-network)
 estimates how often the data plays each bin, and the argmax of dimension ``i`` runs only over bins
 with ``π̂ >= support_threshold · max π̂`` -- the action filter of discrete BCQ (Fujimoto et al.,
 "Benchmarking Batch Deep Reinforcement Learning Algorithms", 2019). On MetaBBO the Q-values of
@@ -189,7 +190,7 @@ class QMambaNet(nn.Module):
         self.ff1 = nn.Linear(config.d_model, config.mlp_hidden)
         self.ff2 = nn.Linear(config.mlp_hidden, config.num_bins)
         if config.has_behavior_head:
-            self.bc1 = nn.Linear(config.d_model, config.mlp_hidden)
+            self.bc1 = nn.Linear(config.d_model + config.num_dims, config.mlp_hidden)
             self.bc2 = nn.Linear(config.mlp_hidden, config.num_bins)
         self.register_buffer("obs_mean", torch.zeros(config.obs_dim))
         self.register_buffer("obs_std", torch.ones(config.obs_dim))
@@ -226,17 +227,31 @@ class QMambaNet(nn.Module):
         ``previous [B]`` (``-1``: start of a step)."""
         return torch.cat([self.normalise(obs), self.encode_bins(previous)], dim=-1)
 
-    def behavior_logits(self, tokens: Tensor) -> Tensor:
-        """Behaviour head: logits ``[..., num_bins]`` of ``π̂(a^i | token)`` (bins a dimension
-        lacks are not masked here)."""
+    def behavior_logits(self, tokens: Tensor, dim: int | None = None) -> Tensor:
+        """Behaviour head: logits ``[..., num_bins]`` of ``π̂(a^i | token, i)`` (bins a dimension
+        lacks are not masked here).
+
+        ``tokens`` are ``[..., d_model]`` tokens of dimension ``dim``, or, with ``dim=None``,
+        ``[..., K, d_model]``: one token per dimension (as :meth:`tokens` makes them, reshaped).
+        The token alone does not say which dimension it decides (tokens ``i >= 1`` all carry
+        a previous bin), hence the dimension's one-hot code next to it.
+        """
         if not self.config.has_behavior_head:
             raise ValueError("this network has no behaviour head (bc_weight = 0)")
-        return self.bc2(F.leaky_relu(self.bc1(tokens)))
+        k = self.config.num_dims
+        eye = torch.eye(k, dtype=tokens.dtype, device=tokens.device)
+        if dim is None:
+            if tokens.ndim < 2 or tokens.shape[-2] != k:
+                raise ValueError(f"tokens must be [..., {k}, d_model], got {tuple(tokens.shape)}")
+            code = eye.expand(*tokens.shape[:-1], k)
+        else:
+            code = eye[dim].expand(*tokens.shape[:-1], k)
+        return self.bc2(F.leaky_relu(self.bc1(torch.cat([tokens, code], dim=-1))))
 
     def supported_bins(self, tokens: Tensor, dim: int, threshold: float) -> Tensor:
         """``[B, num_bins]`` bool: the bins of dimension ``dim`` whose behaviour probability is at
         least ``threshold`` times the largest (always at least one)."""
-        logits = self.behavior_logits(tokens).masked_fill(~self.valid_bins[dim], -torch.inf)
+        logits = self.behavior_logits(tokens, dim).masked_fill(~self.valid_bins[dim], -torch.inf)
         if threshold <= 0:
             return self.valid_bins[dim].expand_as(logits)
         return logits >= logits.amax(-1, keepdim=True) + math.log(threshold)

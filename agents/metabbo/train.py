@@ -224,8 +224,8 @@ def fit(
             q, _ = net(batch["observations"], batch["actions"])
             losses = qmamba_loss(q, batch["actions"], batch["rewards"], batch["valid"], config)
             if config.has_behavior_head:
-                logits = net.behavior_logits(net.tokens(batch["observations"], batch["actions"]))
-                logits = logits.reshape(q.shape)
+                tokens = net.tokens(batch["observations"], batch["actions"])
+                logits = net.behavior_logits(tokens.reshape(*q.shape[:-1], -1))
                 losses["behavior"] = behavior_loss(logits, batch["actions"], batch["valid"], config)
                 losses["loss"] = losses["loss"] + config.bc_weight * losses["behavior"]
             optimizer.zero_grad()

@@ -142,3 +142,24 @@ def test_bad_support_settings_are_named():
         headless.act(torch.zeros(1, 3), headless.initial_state(1), support_threshold=0.3)
     with pytest.raises(ValueError, match="no behaviour head"):
         headless.behavior_logits(torch.zeros(1, headless.config.d_model))
+
+
+def test_the_behaviour_head_knows_which_dimension_a_token_decides():
+    # every step logs (2, 2, 0): tokens 1 and 2 both carry the previous bin 2 with the same
+    # observation, so only the dimension's code tells "2 next" from "0 next"
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    obs = rng.normal(size=(64, 4, 3)).astype(np.float32)
+    actions = np.broadcast_to(np.array([2, 2, 0]), (64, 4, 3)).copy()
+    data = {"observations": obs, "actions": actions, "rewards": np.zeros((64, 4), np.float32)}
+    config = QMambaConfig(obs_dim=3, action_nvec=(4, 4, 4), d_state=4, bc_weight=1.0)
+    net = fit(data, config, TrainConfig(epochs=40, batch_size=32, seed=0)).agent.net
+    tokens = net.tokens(torch.as_tensor(obs[:2]), torch.as_tensor(actions[:2]))
+    tokens = tokens.reshape(2, 4, 3, -1)
+    for dim, logged in enumerate((2, 2, 0)):
+        assert net.supported_bins(tokens[:, :, dim], dim, 0.5).float().argmax(-1).eq(logged).all()
+        assert net.supported_bins(tokens[:, :, dim], dim, 0.5).sum(-1).eq(1).all()
+    # the sequence form (all dimensions at once) equals the per-dimension form
+    together = net.behavior_logits(tokens)
+    for dim in range(3):
+        assert torch.equal(together[:, :, dim], net.behavior_logits(tokens[:, :, dim], dim))
