@@ -333,8 +333,7 @@ def _osz_family(g: _Group, x: Tensor) -> Tensor:
     y = x - g.args.x_opt[:, None, :]
     k = g.rotated_from
     if k < y.shape[0]:
-        rotated = _rot(g.args.rot_r[k:], y[k:])
-        y = rotated if k == 0 else torch.cat([y[:k], rotated])
+        _rot(g.args.rot_r[k:], y[k:], out=y[k:])  # in place on the rotated rows
     z = _t_osz(y)
     values = [OSZ_FAMILY[fid](args, z[lo:hi], x[lo:hi]) for fid, lo, hi, args in g.parts]
     return values[0] if len(values) == 1 else torch.cat(values)

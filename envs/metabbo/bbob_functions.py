@@ -125,8 +125,9 @@ def _select(mask: Tensor, a: Tensor, b: Tensor) -> Tensor:
     return torch.bitwise_xor(ai, bi).bitwise_and_(ones).bitwise_xor_(bi).view(a.dtype)
 
 
-def _rot(m: Tensor, z: Tensor) -> Tensor:
-    """``m z`` for every individual: ``m`` is ``[b, D, D]``, ``z`` is ``[b, P, D]``.
+def _rot(m: Tensor, z: Tensor, out: Tensor | None = None) -> Tensor:
+    """``m z`` for every individual: ``m`` is ``[b, D, D]``, ``z`` is ``[b, P, D]``; written
+    into ``out`` (``[b, P, D]``, may be ``z`` itself) when given.
 
     Summed column by column with element-wise kernels rather than a BLAS ``bmm``, whose rounding
     can depend on the batch size and memory layout: each instance's result must not depend on
@@ -136,11 +137,13 @@ def _rot(m: Tensor, z: Tensor) -> Tensor:
     """
     rows = z.transpose(1, 2).contiguous().split(1, dim=1)  # D x [b, 1, P]: z's coordinates
     cols = m.unsqueeze(-1).unbind(2)  # D x [b, D, 1]: m's columns
-    out = cols[0] * rows[0]
-    term = torch.empty_like(out)  # one buffer for every product (the same products and sums)
+    acc = cols[0] * rows[0]
+    term = torch.empty_like(acc)  # one buffer for every product (the same products and sums)
     for col, row in zip(cols[1:], rows[1:], strict=True):
-        out.add_(torch.mul(col, row, out=term))
-    return out.transpose(1, 2).contiguous()
+        acc.add_(torch.mul(col, row, out=term))
+    if out is None:
+        return acc.transpose(1, 2).contiguous()
+    return out.copy_(acc.transpose(1, 2))
 
 
 def _pow(base: Tensor, exponent: Tensor | float) -> Tensor:
@@ -164,16 +167,17 @@ def _t_osz(z: Tensor) -> Tensor:
     ``sign(z) exp(0.1 (t + 0.49 (sin(c1 t) + sin(c2 t))))``. At ``z = 0`` the intermediate
     values are not finite and the result is masked to 0.
     """
+    t = z.abs().log_().div_(0.1)
     pos = (z > 0).to(z.dtype)  # 1.0 / 0.0
-    log_abs = z.abs().log_().div_(0.1)
     # c1 t and c2 t as products with c1 = 0.55 + 0.45 [z > 0] (exactly 1 or 0.55) and c2 =
     # 0.31 + 0.48 [z > 0] (exactly 0.79 or 0.31): the same products as picking per element,
-    # without torch.where's per-element branch on the random signs.
-    wiggle = (log_abs * pos.mul(0.45).add_(0.55)).sin_()
-    wiggle.add_((log_abs * pos.mul_(0.48).add_(0.31)).sin_()).mul_(0.49)
+    # without torch.where's per-element branch on the random signs. In place on two buffers
+    # (products and sums commute exactly, so the order of the operands does not matter).
+    wiggle = torch.mul(pos, 0.45).add_(0.55).mul_(t).sin_()
+    wiggle.add_(pos.mul_(0.48).add_(0.31).mul_(t).sin_()).mul_(0.49)
     # exp(0.1 * (t + w)) == exp(t + w) ** 0.1, without the overflow of the intermediate.
-    out = wiggle.add_(log_abs).mul_(0.1).exp_()
-    return torch.where(z != 0, torch.copysign(out, z, out=out), 0.0)
+    out = wiggle.add_(t).mul_(0.1).exp_()
+    return out.copysign_(z).masked_fill_(z == 0, 0.0)
 
 
 def _t_asy(z: Tensor, beta: float) -> Tensor:
@@ -222,8 +226,8 @@ def f2_ellipsoid(a: KernelArgs, x: Tensor) -> Tensor:
 
 
 def _ellipsoid_of(a: KernelArgs, z: Tensor, x: Tensor) -> Tensor:
-    """f2 and f10 from their ``z``."""
-    return (_scales(x, 1e6) * z.square()).sum(-1)
+    """f2 and f10 from their ``z`` (a temporary, squared and scaled in place)."""
+    return z.square_().mul_(_scales(x, 1e6)).sum(-1)
 
 
 def f3_rastrigin(a: KernelArgs, x: Tensor) -> Tensor:

@@ -92,7 +92,7 @@ def centred_float32(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     if memo is not None and memo[0] is x and memo[1] == x._version:
         return memo[2]
     centre = x.mean(1, keepdim=True)
-    xc = (x - centre).to(torch.float32)
+    xc = _centred_into(torch.empty(x.shape, dtype=torch.float32, device=x.device), x, centre)
     out = (centre, xc, xc.pow(2).sum(-1, keepdim=True))
     _MEMO.centred = (x, x._version, out)
     return out
@@ -101,18 +101,32 @@ def centred_float32(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 _MEMO = threading.local()
 
 
+def _centred_into(out: Tensor, x: Tensor, centre: Tensor) -> Tensor:
+    """``(x - centre).to(out.dtype)`` written into ``out``: the float64 differences are
+    rounded as they are stored (torch computes in the inputs' dtype and casts to ``out``'s),
+    without a float64 temporary."""
+    return torch.sub(x, centre, out=out)
+
+
 def _distance_operands(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """The float32 factors ``[-2 a, |a|^2, 1]`` and ``[b, 1, |b|^2]`` (centred on ``b``'s mean
-    row) whose product is the matrix of squared distances (``torch.cdist``'s mm path)."""
+    row) whose product is the matrix of squared distances (``torch.cdist``'s mm path), in
+    reused scratch buffers (:mod:`.workspace`): valid until the next call."""
     centre, b32, b_norm = centred_float32(b)
     if b is a:
         a32, a_norm = b32, b_norm
     else:
-        a32 = (a - centre).to(torch.float32)
+        a32 = _centred_into(torch.empty(a.shape, dtype=torch.float32, device=a.device), a, centre)
         a_norm = a32.pow(2).sum(-1, keepdim=True)
-    a_pad, b_pad = torch.ones_like(a_norm), torch.ones_like(b_norm)
-    lhs = torch.cat([a32.mul(-2), a_norm, a_pad], -1)  # [B, Pa, D + 2]
-    rhs = torch.cat([b32, b_pad, b_norm], -1)  # [B, Pb, D + 2]
+    d = a.shape[-1]
+    lhs = scratch("lhs", (*a32.shape[:-1], d + 2), torch.float32, a.device)  # [B, Pa, D + 2]
+    torch.mul(a32, -2, out=lhs[..., :d])
+    lhs[..., d : d + 1] = a_norm
+    lhs[..., d + 1] = 1.0
+    rhs = scratch("rhs", (*b32.shape[:-1], d + 2), torch.float32, b.device)  # [B, Pb, D + 2]
+    rhs[..., :d] = b32
+    rhs[..., d] = 1.0
+    rhs[..., d + 1 : d + 2] = b_norm
     return lhs, rhs
 
 
@@ -137,6 +151,13 @@ def _pairwise_sum(x: Tensor, alive: Tensor | None) -> Tensor:
         pair64 = scratch("pair64", (n, p, p), torch.float64, x.device).copy_(pair)
         torch.sum(pair64, (-1, -2), out=out[blk])
     return out
+
+
+def _distances_to(x: Tensor, point: Tensor) -> Tensor:
+    """``[B, P]`` Euclidean distances ``(x - point).norm(dim=-1)`` of the rows of ``x``
+    (``[B, P, D]``) to ``point`` (``[B, 1, D]``), the differences in a reused scratch buffer."""
+    diff = scratch("diff", x.shape, x.dtype, x.device)
+    return torch.sub(x, point, out=diff).norm(dim=-1)
 
 
 def _masked_mean(v: Tensor, mask: Tensor | None, n: Tensor | float) -> Tensor:
@@ -198,11 +219,11 @@ def status_features(
     f2 = var.sqrt() / (span / 2.0 + _EPS)
     f3 = (max_generations - generation).to(torch.float64) / max_generations
     f4 = stagnation.to(torch.float64) / max_generations
-    f5 = _masked_mean((x - x_c).norm(dim=-1), mask, n) / diag
+    f5 = _masked_mean(_distances_to(x, x_c), mask, n) / diag
     f6 = _masked_mean(c - cbest[:, None], mask, n) / gap_den
     bx = best_x.to(torch.float64)[:, None, :]
     bx = torch.where(torch.isfinite(bx), bx, 0.0)
-    f7 = _masked_mean((x - bx).norm(dim=-1), mask, n) / diag
+    f7 = _masked_mean(_distances_to(x, bx), mask, n) / diag
     f8 = improved.to(torch.float64)
     cost_ok = ok.to(torch.float64)
     out = torch.stack([f0 * cost_ok, f1, f2 * cost_ok, f3, f4, f5, f6 * cost_ok, f7, f8], dim=-1)

@@ -563,7 +563,8 @@ def _nearest(u: Tensor, x: Tensor, alive: Tensor | None) -> Tensor:
     # x centred in float32 and its squared norms (x * x and x ** 2 round alike), usually
     # computed already for the last observation's pairwise distances
     centre, xc, sq = centred_float32(x)
-    uc = (u - centre).to(torch.float32)
+    # (u - centre) rounded to float32 as it is stored (no float64 temporary)
+    uc = torch.sub(u, centre, out=scratch("uc", u.shape, torch.float32, u.device))
     norms = sq.view(b, 1, p)  # [B, 1, Px]
     dead = None if alive is None else torch.where(alive, 0.0, math.inf).to(torch.float32)
     index = torch.arange(p, dtype=torch.float32, device=x.device)

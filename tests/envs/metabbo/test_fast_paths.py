@@ -391,3 +391,20 @@ def test_generation_temporaries_do_not_leak_into_states(mutation: str) -> None:
     for state, saved in zip(states, copies, strict=False):
         for name, value in saved.items():
             assert torch.equal(getattr(state, name), value), name
+
+
+def test_in_place_and_out_variants_equal_the_plain_expressions() -> None:
+    """Rotation written over its input, float64 differences rounded to float32 as they are
+    stored, and distances to a point from a scratch buffer: the plain expressions' bits."""
+    from gymforge.envs.metabbo import features
+
+    g = torch.Generator().manual_seed(14)
+    m = torch.randn(3, 7, 7, dtype=torch.float64, generator=g)
+    z = torch.randn(3, 21, 7, dtype=torch.float64, generator=g) * 4
+    want = bf._rot(m, z)
+    assert torch.equal(bf._rot(m, z, out=z), want) and torch.equal(z, want)
+    centre = z.mean(1, keepdim=True)
+    out = torch.empty(z.shape, dtype=torch.float32)
+    assert torch.equal(features._centred_into(out, z, centre), (z - centre).to(torch.float32))
+    point = z[:, 4:5]
+    assert torch.equal(features._distances_to(z, point), (z - point).norm(dim=-1))
