@@ -33,6 +33,13 @@ of rows or slots (``ready[1:]``) is contiguous too, and a reduction over rows (`
 runs along rows of ``B``; in the transposed ``(B, R)`` layout the same operations run as ``B``
 short loops of ``R`` elements, several times slower on the CPU.
 
+Several ATen CPU kernels are unvectorized for the bool and int8 tensors the rules are made of, so
+the engine picks equivalent, faster forms (same results): ``_any`` and ``_any_rows`` reduce bytes
+instead of calling ``any``; ``_Wide`` holds the bool row constants and the phase codes as
+contiguous ``(R, B)`` tensors (an op with a broadcast column or a scalar is ~10x slower);
+``_choose`` selects int8 phases arithmetically; and on lines whose rows' buffers never change (no
+switch), ``_at`` reads slots as whole rows (``index_select``) instead of gathering.
+
 Carriers have a *type*: 0 for a carrier without parts, else one of a source's carrier types
 (``compiled._compile_types``); the parts' assembly conditions and extra processing times are
 looked up by (type, row).
@@ -41,6 +48,7 @@ looked up by (type, row).
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -72,6 +80,8 @@ MAX_SWEEPS = 64
 # at least COMPACT_MIN fewer instances are active (below that, per-op overhead dominates)
 COMPACT_BELOW, COMPACT_ABOVE, COMPACT_MIN = 4, 3, 128
 JUMP_OVERHEAD = 3.1
+CHOOSE_ARITHMETIC = 8192  # elements from which ``_choose`` computes instead of ``where``
+WIDE_CACHE = 16  # batch sizes whose expanded constants ``Engine._wide`` keeps
 
 
 @dataclass
@@ -257,6 +267,30 @@ def _lookup(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return table.index_select(0, index.reshape(-1)).view(index.shape)
 
 
+def _any(mask: torch.Tensor) -> bool:
+    """``bool(mask.any())`` for a bool tensor: a max over its bytes, several times faster on the
+    CPU than ``any`` (which is not vectorized for bool)."""
+    return mask.numel() > 0 and bool(mask.view(torch.uint8).max())
+
+
+def _any_rows(mask: torch.Tensor) -> torch.Tensor:
+    """``mask.any(dim=0)`` for a bool (rows, B) tensor, as ``_any`` a max over bytes."""
+    return mask.view(torch.uint8).amax(dim=0).view(torch.bool)
+
+
+def _at(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``values`` (N, B) at rows ``index``: a gather for an (R, B) index, or whole rows for an
+    (R,) index (the same row in every instance), a much cheaper copy of contiguous rows."""
+    return values.index_select(0, index) if index.dim() == 1 else values.gather(0, index)
+
+
+def _add_at(values: torch.Tensor, index: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
+    """``values`` (N, B) plus the (R, B) integers ``delta`` added at rows ``index`` (as ``_at``)."""
+    if index.dim() == 1:
+        return values.index_add(0, index, delta)
+    return values.scatter_add(0, index, delta)
+
+
 def _only(mask: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor:
     """``mask & rows``, or ``rows`` when ``mask`` is None (every instance active)."""
     return rows if mask is None else mask & rows
@@ -330,6 +364,49 @@ def _phase_counts(mask: torch.Tensor | None, phase: torch.Tensor) -> list[int]:
     return torch.bincount(selected, minlength=N_PHASES + 1)[:N_PHASES].tolist()
 
 
+class _Wide:
+    """An engine's constants for one batch size B as contiguous tensors, made on first use: its
+    bool ``(rows, 1)`` columns as ``(rows, B)`` attributes (``wide.source``), and each phase as a
+    filled ``(R, B)`` int8 tensor (``wide.phase(START)``).
+
+    On the CPU an op of a bool or int8 ``(rows, B)`` tensor with a broadcast column or a scalar
+    runs an unvectorized loop, about ten times slower than the same op with a contiguous operand.
+    """
+
+    def __init__(self, columns: dict[str, torch.Tensor], rows: int, batch: int) -> None:
+        self._columns, self._rows, self._batch = columns, rows, batch
+        self._phases: dict[int, torch.Tensor] = {}
+
+    def __getattr__(self, name: str) -> torch.Tensor:
+        if name.startswith("_") or name not in self._columns:
+            raise AttributeError(name)
+        value = self._columns[name].expand(-1, self._batch).contiguous()
+        setattr(self, name, value)
+        return value
+
+    def phase(self, value: int) -> torch.Tensor:
+        found = self._phases.get(value)
+        if found is None:
+            found = self._phases[value] = torch.full(
+                (self._rows, self._batch),
+                value,
+                dtype=torch.int8,
+                device=self._columns["source"].device,
+            )
+        return found
+
+
+def _choose(mask: torch.Tensor, value: torch.Tensor | int, phase: torch.Tensor) -> torch.Tensor:
+    """``torch.where(mask, value, phase)`` for int8 phases (and an int8 or int ``value``).
+
+    From ``CHOOSE_ARITHMETIC`` elements on, as exact integer arithmetic: three vectorized ops,
+    cheaper on the CPU than one ``where``, which is not vectorized (below, ``where``'s one op is).
+    """
+    if phase.numel() < CHOOSE_ARITHMETIC:
+        return torch.where(mask, value, phase)
+    return phase + mask.view(torch.int8) * (value - phase)
+
+
 class Engine:
     """Advances a ``LineState`` of a compiled line."""
 
@@ -361,8 +438,9 @@ class Engine:
         self._has_assembly = bool(self._assembly.any())
         self._has_slowdown = bool((line.slowdown_max > 0).any())
         # input and output buffers (and their timings) of lines without switches never change
-        self._fixed_in_last = self._last_slot(col.buffer_in)  # (R, 1)
-        self._fixed_out_first = line.slot_first[line.buffer_out][:, None]
+        # (R,) row indices, see ``_at``
+        self._fixed_in_last = line.slot_last[line.buffer_in]
+        self._fixed_out_first = line.slot_first[line.buffer_out]
         self._fixed_get_time = line.get_time[line.buffer_in][:, None]
         self._fixed_put_time = line.put_time[line.buffer_out][:, None]
         self._fixed_put_scale = line.put_scale[line.buffer_out][:, None]
@@ -404,6 +482,37 @@ class Engine:
             torch.arange(line.n_workers, device=device)[:, None] * line.rows
         )  # (W, 1)
         self._transition = line.worker_transition[:, None]  # (W, 1)
+        # bool columns used as masks, expanded per batch size (see ``_Wide``)
+        self._bool_columns = {
+            "source": self._source,
+            "sink": self._sink,
+            "switch": self._switch,
+            "assembly": self._assembly,
+            "collector": self._collector,
+            "magazine": self._magazine,
+            "pooled": self._pooled,
+            "sequential": self._sequential,
+            "no_input": self._no_input,
+            "takes_at_get": self._takes_at_get,
+            "takes_at_work": self._takes_at_work,
+            "passable": self._passable,
+            "alternate": col.alternate,
+            "unlimited": col.unlimited,
+            "actionable_magazine": col.actionable_magazine,
+            "has_out": col.buffer_out != line.null_buffer,
+        }
+        self._wides: OrderedDict[int, _Wide] = OrderedDict()
+
+    def _wide(self, batch: int) -> _Wide:
+        """The ``_Wide`` constants for batch size ``batch`` (the last few sizes are kept)."""
+        wide = self._wides.get(batch)
+        if wide is None:
+            wide = self._wides[batch] = _Wide(self._bool_columns, self.line.rows, batch)
+            if len(self._wides) > WIDE_CACHE:
+                self._wides.popitem(last=False)
+        else:
+            self._wides.move_to_end(batch)
+        return wide
 
     # --- the event loop ---------------------------------------------------------------------
     def next_event(self, state: LineState) -> torch.Tensor:
@@ -479,25 +588,28 @@ class Engine:
         arrival; a carrier that can move on; a row in START or OUT_CHECK (they always move
         on); a row waiting for a carrier that has arrived or for a slot that is free.
         """
+        w = self._wide(state.now.shape[0])
         line = self.line
         now = state.now[None, :]
         phase = state.phase
-        pending = (state.wake <= now) | (phase == START) | (phase == OUT_CHECK)
+        pending = (state.wake <= now) | (phase == w.phase(START)) | (phase == w.phase(OUT_CHECK))
         if self._has_sequential:
-            pending |= phase == SEQ_NEXT
-        waiting = phase == GET_WAIT
-        pending |= waiting & (self._no_input | self._arrived_at(state, self._in_last_slot(state)))
+            pending |= phase == w.phase(SEQ_NEXT)
+        waiting = phase == w.phase(GET_WAIT)
+        pending |= waiting & (w.no_input | self._arrived_at(state, self._in_last_slot(state)))
         if self._has_assembly:
             k = state.comp_k.clamp(max=line.component.shape[1] - 1)
             buffer = _lookup(self._component_flat, self._component_offset + k)
-            pending |= (phase == COMP_WAIT) & self._arrived_at(state, self._last_slot(buffer))
+            pending |= (phase == w.phase(COMP_WAIT)) & self._arrived_at(
+                state, self._last_slot(buffer)
+            )
         first = self._out_first_slot(state)
-        pending |= (phase == PUT_WAIT) & ~state.held.gather(0, first)
-        out = pending.any(dim=0)
-        out |= (state.ready <= now).any(dim=0)
-        out |= (state.arrived[:-1] & ~state.held[1:] & self._passable).any(dim=0)
+        pending |= (phase == w.phase(PUT_WAIT)) & ~_at(state.held, first)
+        out = _any_rows(pending)
+        out |= _any_rows(state.ready <= now)
+        out |= _any_rows(state.arrived[:-1] & ~state.held[1:] & w.passable)
         if line.n_workers:
-            out |= (state.w_arrive <= now).any(dim=0)
+            out |= _any_rows(state.w_arrive <= now)
         return out
 
     def apply_action(self, state: LineState, action: torch.Tensor) -> None:
@@ -527,6 +639,7 @@ class Engine:
         Every rule is applied with masks over the whole batch; a rule that concerns no row at
         all is skipped (a cheap check on the CPU that saves most of the work).
         """
+        w = self._wide(state.now.shape[0])
         line, col = self.line, self.col
         now = state.now[None, :]
         act = None if everyone else active[None, :]  # None: every instance (no masking)
@@ -545,102 +658,102 @@ class Engine:
         if sum(due_in):
             # PUTTING ends: the carrier arrives in the first slot; switches may alternate.
             if due_in[PUTTING]:
-                done = due & (phase == PUTTING)
+                done = due & (phase == w.phase(PUTTING))
                 self._finish_put(state, done)
                 if self._has_switch:
-                    step = done & self._switch & col.alternate
+                    step = done & w.switch & w.alternate
                     state.index_in = torch.where(
                         step, (state.index_in + 1) % col.n_inputs, state.index_in
                     )
                     state.index_out = torch.where(
                         step, (state.index_out + 1) % col.n_outputs, state.index_out
                     )
-                phase = torch.where(done, START, phase)
+                phase = _choose(done, START, phase)
             # WORKING ends: release workers; a sink counts its part; a switch checks its output.
             if due_in[WORKING]:
-                done = due & (phase == WORKING)
+                done = due & (phase == w.phase(WORKING))
                 if line.n_workers:
                     self._release(state, done)
-                finished = done & self._sink
+                finished = done & w.sink
                 state.n_parts = state.n_parts + finished.sum(dim=0)
-                has_out = self._cur_out(state) != line.null_buffer
-                after = torch.where(
-                    self._switch, OUT_CHECK, torch.where(finished & ~has_out, START, PUT_WAIT)
+                has_out = state.cur_out != line.null_buffer if self._has_switch else w.has_out
+                after = _choose(
+                    w.switch, OUT_CHECK, _choose(finished & ~has_out, START, w.phase(PUT_WAIT))
                 )
                 if self._has_sequential:
                     # a sequential process adds the part's time and turns to the next part
-                    part_done = done & self._sequential
+                    part_done = done & w.sequential
                     state.seq_total = torch.where(
                         part_done, state.seq_total + (now - state.started), state.seq_total
                     )
                     state.seq_part = state.seq_part + part_done.long()
-                    after = torch.where(self._sequential, SEQ_NEXT, after)
-                    done_other = done & ~self._sequential
+                    after = _choose(w.sequential, SEQ_NEXT, after)
+                    done_other = done & ~w.sequential
                 else:
                     done_other = done
                 state.last_time = torch.where(done_other, now - state.started, state.last_time)
                 state.carrier_type = torch.where(finished, EMPTY_TYPE, state.carrier_type)
-                phase = torch.where(done, after, phase)
+                phase = _choose(done, after, phase)
             if due_in[HANDLING] or due_in[SEQ_ERROR]:
                 # HANDLING ends: start with the first part; SEQ_ERROR ends: process the part.
-                handled = due & (phase == HANDLING)
+                handled = due & (phase == w.phase(HANDLING))
                 state.seq_part = torch.where(handled, 0, state.seq_part)
                 state.seq_total = torch.where(handled, 0.0, state.seq_total)
-                phase = torch.where(handled, SEQ_NEXT, phase)
-                recovered = due & (phase == SEQ_ERROR)
+                phase = _choose(handled, SEQ_NEXT, phase)
+                recovered = due & (phase == w.phase(SEQ_ERROR))
                 state.seq_total = torch.where(
                     recovered, state.seq_total + (now - state.started), state.seq_total
                 )
                 start_work = start_work | recovered
             # FAILING ends: one more scrapped component; wait for the next one.
             if due_in[FAILING]:
-                done = due & (phase == FAILING)
+                done = due & (phase == w.phase(FAILING))
                 state.n_scrap = state.n_scrap + done.long()
-                phase = torch.where(done, COMP_WAIT, phase)
+                phase = _choose(done, COMP_WAIT, phase)
             # COMP_GETTING ends: check the component's assembly condition.
             if due_in[COMP_GETTING]:
-                done = due & (phase == COMP_GETTING)
+                done = due & (phase == w.phase(COMP_GETTING))
                 limit = _lookup(self._condition_flat, state.comp_type * line.rows + self._row)
                 valid = (now - state.comp_created) < limit
                 ok, failed = done & valid, done & ~valid
                 next_k = state.comp_k + ok.long()
                 all_done = ok & (next_k >= col.n_components)
                 state.comp_k = torch.where(ok, next_k, state.comp_k)
-                phase = torch.where(failed, FAILING, torch.where(ok & ~all_done, COMP_WAIT, phase))
+                phase = _choose(failed, FAILING, _choose(ok & ~all_done, COMP_WAIT, phase))
                 start_work = start_work | all_done
             # GETTING ends: collectors store the carrier; assemblies turn to their components
             # (holding their workers from now on); everything else starts working.
             if due_in[GETTING]:
-                done = due & (phase == GETTING)
-                collected = done & self._collector
-                if bool(collected.any()):
+                done = due & (phase == w.phase(GETTING))
+                collected = done & w.collector
+                if _any(collected):
                     state.stored = state.stored.scatter_add(
                         0, col.parent.expand_as(collected), collected.long()
                     )
                 if line.n_workers:
-                    self._take_workers(state, done & self._takes_at_get)
-                to_components = done & self._assembly
+                    self._take_workers(state, done & w.takes_at_get)
+                to_components = done & w.assembly
                 if self._has_assembly:
                     state.comp_k = torch.where(to_components, 0, state.comp_k)
-                phase = torch.where(to_components, COMP_WAIT, torch.where(collected, START, phase))
+                phase = _choose(to_components, COMP_WAIT, _choose(collected, START, phase))
                 if self._has_sequential:  # sequential processes first take the carrier in
-                    handling = done & self._sequential
-                    phase = torch.where(handling, HANDLING, phase)
+                    handling = done & w.sequential
+                    phase = _choose(handling, HANDLING, phase)
                     done = done & ~handling
-                start_work = start_work | (done & ~self._assembly & ~self._collector)
+                start_work = start_work | (done & ~w.assembly & ~w.collector)
             # Timers that only lead back to a check.
             if due_in[WAIT]:
-                phase = torch.where(due & (phase == WAIT), GET_WAIT, phase)
+                phase = _choose(due & (phase == w.phase(WAIT)), GET_WAIT, phase)
             if due_in[IN_POLL]:
-                phase = torch.where(due & (phase == IN_POLL), START, phase)
+                phase = _choose(due & (phase == w.phase(IN_POLL)), START, phase)
             if due_in[OUT_POLL]:
-                phase = torch.where(due & (phase == OUT_POLL), OUT_CHECK, phase)
+                phase = _choose(due & (phase == w.phase(OUT_POLL)), OUT_CHECK, phase)
             state.wake = torch.where(due, torch.where(failed, now + col.nok_time, INF), state.wake)
             if handling is not None:
                 state.wake = torch.where(handling, now + col.handling_time, state.wake)
             # Magazines: after the getting time (or a poll) take a stored carrier, or poll again.
             if due_in[FETCH] or due_in[MAG_POLL]:
-                fetched = due & ((phase == FETCH) | (phase == MAG_POLL))
+                fetched = due & ((phase == w.phase(FETCH)) | (phase == w.phase(MAG_POLL)))
                 phase = self._magazine_take(state, fetched, phase)
         # The rules below read the phases as earlier rules leave them; ``now_in`` counts the
         # active rows per phase here, and a rule runs when its phase or one leading to it
@@ -648,61 +761,60 @@ class Engine:
         now_in = _phase_counts(act, phase)
         # START.
         if now_in[START]:
-            starting = _only(act, phase == START)
+            starting = _only(act, phase == w.phase(START))
             phase = self._start(state, starting, phase)
         # GET_WAIT: unlimited sources work at once; others take an arrived carrier.
         if now_in[GET_WAIT] or now_in[START]:
-            waiting = _only(act, phase == GET_WAIT)
-            start_work = start_work | (waiting & self._no_input)
+            waiting = _only(act, phase == w.phase(GET_WAIT))
+            start_work = start_work | (waiting & w.no_input)
             in_last = self._in_last_slot(state)
-            ready = waiting & ~self._no_input & self._arrived_at(state, in_last)
+            ready = waiting & ~w.no_input & self._arrived_at(state, in_last)
         else:
             ready = None
-        if ready is not None and bool(ready.any()):
+        if ready is not None and _any(ready):
             self._take(state, ready, self._cur_in(state), in_last, component=False)
-            phase = torch.where(ready, GETTING, phase)
+            phase = _choose(ready, GETTING, phase)
             get_time = (
                 _lookup(line.get_time, state.cur_in) if self._has_switch else self._fixed_get_time
             )
             state.wake = torch.where(ready, now + get_time, state.wake)
         # COMP_WAIT: take an arrived component carrier from the k-th component buffer.
         if now_in[COMP_WAIT]:
-            waiting = _only(act, phase == COMP_WAIT)
+            waiting = _only(act, phase == w.phase(COMP_WAIT))
             k = state.comp_k.clamp(max=line.component.shape[1] - 1)
             buffer = _lookup(self._component_flat, self._component_offset + k)
             comp_last = self._last_slot(buffer)
             ready = waiting & self._arrived_at(state, comp_last)
-            if bool(ready.any()):
+            if _any(ready):
                 self._take(state, ready, buffer, comp_last, component=True)
-                phase = torch.where(ready, COMP_GETTING, phase)
+                phase = _choose(ready, COMP_GETTING, phase)
                 state.wake = torch.where(ready, now + _lookup(line.get_time, buffer), state.wake)
         # SEQ_NEXT: process the next part (after an error, with its probability), or put the
         # carrier on when every part is done.
         if now_in[SEQ_NEXT]:
-            next_part = _only(act, phase == SEQ_NEXT)
+            next_part = _only(act, phase == w.phase(SEQ_NEXT))
             start_work, phase = self._next_part(state, next_part, start_work, phase, rng)
         # Start processing.
-        if bool(start_work.any()):
+        if _any(start_work):
             self._start_work(state, start_work, rng)
-            phase = torch.where(start_work, WORKING, phase)
+            phase = _choose(start_work, WORKING, phase)
         # OUT_CHECK (switches): the selected output must not be full.
         if now_in[OUT_CHECK]:
-            checking = _only(act, phase == OUT_CHECK)
+            checking = _only(act, phase == w.phase(OUT_CHECK))
             selected = _lookup(self._outputs_flat, self._outputs_offset + state.index_out)
             room = state.count.gather(0, selected) < _lookup(line.capacity, selected)
             state.cur_out = torch.where(checking & room, selected, state.cur_out)
             state.wake = torch.where(checking & ~room, now + col.poll, state.wake)
-            phase = torch.where(checking, torch.where(room, PUT_WAIT, OUT_POLL), phase)
+            phase = _choose(checking, _choose(room, PUT_WAIT, w.phase(OUT_POLL)), phase)
         # PUT_WAIT: claim the first slot of the output when it is free.
         free = None
         if now_in[PUT_WAIT] or now_in[OUT_CHECK] or now_in[SEQ_NEXT]:
-            waiting = _only(act, phase == PUT_WAIT)
+            waiting = _only(act, phase == w.phase(PUT_WAIT))
             first = self._out_first_slot(state)
-            free = waiting & ~state.held.gather(0, first)
-            phase = torch.where(free, PUTTING, phase)
-        # phases are int8 (cheap comparisons); a where() of two constants widens them
-        state.phase = phase if phase.dtype == torch.int8 else phase.to(torch.int8)
-        if free is not None and bool(free.any()):
+            free = waiting & ~_at(state.held, first)
+            phase = _choose(free, PUTTING, phase)
+        state.phase = phase
+        if free is not None and _any(free):
             self._start_put(state, free, rng)
 
     def _part_index(self, state: LineState) -> torch.Tensor:
@@ -727,7 +839,7 @@ class Engine:
         todo = mask & ~finished
         flat = self._part_index(state)
         probability = _lookup(line.part_error_probability.flatten(), flat)
-        u = _uniform_pairs(rng, line.rows, todo.any(dim=0))
+        u = _uniform_pairs(rng, line.rows, _any_rows(todo))
         error = todo & (u[:, 0] < probability)
         duration = (
             _lookup(line.part_error_time.flatten(), flat)
@@ -735,34 +847,36 @@ class Engine:
         )
         state.started = torch.where(error, now, state.started)
         state.wake = torch.where(error, now + duration, state.wake)
-        phase = torch.where(finished, PUT_WAIT, torch.where(error, SEQ_ERROR, phase))
+        phase = _choose(finished, PUT_WAIT, _choose(error, SEQ_ERROR, phase))
         return start_work | (todo & ~error), phase
 
     def _start(self, state: LineState, starting: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
         """START: sources wait, switches check their input, magazines fetch, others get."""
+        w = self._wide(state.now.shape[0])
         col = self.col
         now = state.now[None, :]
-        waits = starting & self._source & (state.waiting > 0)
+        waits = starting & w.source & (state.waiting > 0)
         state.wake = torch.where(waits, now + state.waiting, state.wake)
-        new_phase = torch.where(waits, WAIT, GET_WAIT)
+        new_phase = _choose(waits, WAIT, w.phase(GET_WAIT))
         if self._has_switch:
             selected = _lookup(self._inputs_flat, self._inputs_offset + state.index_in)
             has_carrier = state.count.gather(0, selected) > 0
-            switch = starting & self._switch
+            switch = starting & w.switch
             state.cur_in = torch.where(switch & has_carrier, selected, state.cur_in)
             state.wake = torch.where(switch & ~has_carrier, now + col.poll, state.wake)
-            new_phase = torch.where(switch, torch.where(has_carrier, GET_WAIT, IN_POLL), new_phase)
+            new_phase = _choose(switch, _choose(has_carrier, GET_WAIT, w.phase(IN_POLL)), new_phase)
         if self._has_magazine:
-            magazine = starting & self._magazine
+            magazine = starting & w.magazine
             self._match_target(state, magazine)
             state.wake = torch.where(magazine, now + col.getting_time, state.wake)
-            new_phase = torch.where(magazine, FETCH, new_phase)
-        return torch.where(starting, new_phase, phase)
+            new_phase = _choose(magazine, FETCH, new_phase)
+        return _choose(starting, new_phase, phase)
 
     def _magazine_take(
         self, state: LineState, mask: torch.Tensor, phase: torch.Tensor
     ) -> torch.Tensor:
-        unlimited = self.col.unlimited
+        w = self._wide(state.now.shape[0])
+        unlimited = w.unlimited
         self._match_target(state, mask)
         take = mask & (unlimited | (state.stored > 0))
         state.stored = state.stored - (take & ~unlimited).long()
@@ -770,10 +884,11 @@ class Engine:
         state.carrier_type = torch.where(take, EMPTY_TYPE, state.carrier_type)
         wait = mask & ~take
         state.wake = torch.where(wait, state.now[None, :] + 1.0, state.wake)
-        return torch.where(take, PUT_WAIT, torch.where(wait, MAG_POLL, phase))
+        return _choose(take, PUT_WAIT, _choose(wait, MAG_POLL, phase))
 
     def _match_target(self, state: LineState, mask: torch.Tensor) -> None:
-        matched = mask & self.col.actionable_magazine
+        w = self._wide(state.now.shape[0])
+        matched = mask & w.actionable_magazine
         state.stored = torch.where(matched, state.target, state.stored)
 
     # --- slots --------------------------------------------------------------------------------
@@ -787,21 +902,22 @@ class Engine:
         one slot on. The moves of all slots are found first (a recurrence over the slots from
         the last one) and then applied at once.
         """
+        w = self._wide(state.now.shape[0])
         act = None if active is None else active[None, :]
         now = state.now[None, :]
         arriving = _only(act, state.ready <= now)
-        if bool(arriving.any()):
+        if _any(arriving):
             state.arrived.logical_or_(arriving)
             state.ready.masked_fill_(arriving, INF)
         # in the flat (NS, B) slot space, slot i + 1 is the next slot of slot i (``_passable`` is
         # False at every buffer's last slot, so no move crosses buffers); ``x[1:]`` and ``x[:-1]``
         # are contiguous row ranges, and the in-place updates below write the state itself
         arrived, held = state.arrived, state.held
-        passes = arrived[:-1] & self._passable  # the carrier at i could move on to i + 1
+        passes = arrived[:-1] & w.passable  # the carrier at i could move on to i + 1
         if act is not None:
             passes &= act
         free_now = ~held[1:]
-        if not bool((passes & free_now).any()):
+        if not _any(passes & free_now):
             return
         # slot i + 1 is or will be free in this pass: free now, or passing its carrier on into
         # a slot that is; a chain of passing carriers is at most C - 1 long
@@ -825,45 +941,56 @@ class Engine:
         return _lookup(self.line.slot_last, buffer)
 
     def _in_last_slot(self, state: LineState) -> torch.Tensor:
-        """Flat slot index (R, B) of the last slot of each row's ``cur_in``."""
+        """Flat slot index of the last slot of each row's ``cur_in``: (R, B), or (R,) when no
+        switch changes it (an index for ``_at``)."""
         if self._has_switch:  # only switches change their input buffer
             return self._last_slot(state.cur_in)
-        return self._fixed_in_last.expand(-1, state.now.shape[0])
+        return self._fixed_in_last
 
     def _out_first_slot(self, state: LineState) -> torch.Tensor:
-        """Flat slot index (R, B) of the first slot of each row's ``cur_out``."""
+        """Flat slot index of the first slot of each row's ``cur_out``, as ``_in_last_slot``."""
         if self._has_switch:  # only switches change their output buffer
             return _lookup(self.line.slot_first, state.cur_out)
-        return self._fixed_out_first.expand(-1, state.now.shape[0])
+        return self._fixed_out_first
 
     def _cur_in(self, state: LineState) -> torch.Tensor:
-        """Each row's input buffer (R, B): the state's when switches change it, else the line's."""
+        """Each row's input buffer: the state's (R, B) when switches change it, else the line's
+        (R,) (an index for ``_at``)."""
         if self._has_switch:
             return state.cur_in
-        return self.col.buffer_in.expand(-1, state.now.shape[0])
+        return self.line.buffer_in
 
     def _cur_out(self, state: LineState) -> torch.Tensor:
-        """Each row's output buffer (R, B), as ``_cur_in``."""
+        """Each row's output buffer, as ``_cur_in``."""
         if self._has_switch:
             return state.cur_out
-        return self.col.buffer_out.expand(-1, state.now.shape[0])
+        return self.line.buffer_out
 
     def _arrived_at(self, state: LineState, flat: torch.Tensor) -> torch.Tensor:
-        return state.arrived.gather(0, flat)
+        return _at(state.arrived, flat)
 
     @staticmethod
     def _set_at(
         slots: torch.Tensor, flat: torch.Tensor, mask: torch.Tensor, value: torch.Tensor | bool
     ) -> None:
-        """Set ``slots`` (NS, B) at the slots ``flat`` (R, B) of the rows in ``mask`` to ``value``
-        (scalar or (R, B)), in place; costs ~ R * B, not NS * B.
+        """Set ``slots`` (NS, B) at the slots ``flat`` (an index for ``_at``) of the rows in
+        ``mask`` to ``value`` (scalar or (R, B)), in place; costs ~ R * B, not NS * B.
 
         The other rows write back what is there. Only a real buffer's one downstream row takes
         from it and only its one upstream row puts on it, so rows sharing a slot (the null
         buffer's) are never in ``mask`` and write the same value.
         """
-        current = slots.gather(0, flat)
-        slots.scatter_(0, flat, torch.where(mask, value, current))
+        current = _at(slots, flat)
+        if value is True:
+            new = current | mask
+        elif value is False:
+            new = current & ~mask
+        else:
+            new = torch.where(mask, value, current)
+        if flat.dim() == 1:
+            slots.index_copy_(0, flat, new)
+        else:
+            slots.scatter_(0, flat, new)
 
     def _take(
         self,
@@ -874,8 +1001,8 @@ class Engine:
         component: bool,
     ) -> None:
         """Rows in ``mask`` (R, B) take the carrier in the last slot ``flat`` of ``buffer``."""
-        created = state.slot_created.gather(0, flat)
-        origin = state.slot_type.gather(0, flat)
+        created = _at(state.slot_created, flat)
+        origin = _at(state.slot_type, flat)
         if component:
             state.comp_created = torch.where(mask, created, state.comp_created)
             state.comp_type = torch.where(mask, origin, state.comp_type)
@@ -884,12 +1011,12 @@ class Engine:
             state.carrier_type = torch.where(mask, origin, state.carrier_type)
         self._set_at(state.held, flat, mask, False)
         self._set_at(state.arrived, flat, mask, False)
-        state.count = state.count.scatter_add(0, buffer, -mask.long())
+        state.count = _add_at(state.count, buffer, -mask.long())
 
     def _start_put(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
         line = self.line
         self._set_at(state.held, self._out_first_slot(state), mask, True)
-        u = _uniform_rows(rng, line.rows, mask.any(dim=0))
+        u = _uniform_rows(rng, line.rows, _any_rows(mask))
         if self._has_switch:
             put_time = _lookup(line.put_time, state.cur_out)
             put_scale = _lookup(line.put_scale, state.cur_out)
@@ -903,30 +1030,31 @@ class Engine:
         self._set_at(state.slot_created, first, mask, state.carrier_created)
         self._set_at(state.slot_type, first, mask, state.carrier_type)
         self._set_at(state.arrived, first, mask, True)
-        state.count = state.count.scatter_add(0, self._cur_out(state), mask.long())
+        state.count = _add_at(state.count, self._cur_out(state), mask.long())
         state.arrived[self._null_slot] = False
 
     def _start_work(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
+        w = self._wide(state.now.shape[0])
         line, col = self.line, self.col
         now = state.now[None, :]
         if line.n_workers:
-            self._take_workers(state, mask & self._takes_at_work)
-        u = _uniform_pairs(rng, line.rows, mask.any(dim=0))
-        factor = torch.where(self._pooled, state.factor, 1.0) if line.n_workers else 1.0
+            self._take_workers(state, mask & w.takes_at_work)
+        u = _uniform_pairs(rng, line.rows, _any_rows(mask))
+        factor = torch.where(w.pooled, state.factor, 1.0) if line.n_workers else 1.0
         if self._has_slowdown:
-            jump = self._assembly & (state.jump_start <= now) & (now < state.jump_end)
+            jump = w.assembly & (state.jump_start <= now) & (now < state.jump_end)
             factor = factor * torch.where(jump, state.jump_factor, 1.0)
         time = col.processing_time
-        new_part = mask & self._source
-        if self._has_runs and bool(new_part.any()):
+        new_part = mask & w.source
+        if self._has_runs and _any(new_part):
             self._next_type(state, new_part, rng)
         if self._has_extra:
             # a source's own parts are new (type from its run); sequential processes look up
             # the part being processed, everything else the carrier's parts
             carrier = _lookup(line.type_extra.flatten(), state.carrier_type * line.rows + self._row)
             part = _lookup(line.part_extra.flatten(), self._part_index(state))
-            extra = torch.where(self._sequential, part, carrier)
-            time = time + torch.where(self._source, 0.0, extra)
+            extra = torch.where(w.sequential, part, carrier)
+            time = time + torch.where(w.source, 0.0, extra)
         duration = time * factor - torch.log1p(-u[:, 0]) * col.noise_scale
         duration = torch.where(u[:, 1] < col.rework_probability, 2 * duration, duration)
         state.started = torch.where(mask, now, state.started)
@@ -938,7 +1066,7 @@ class Engine:
     def _next_type(self, state: LineState, sources: torch.Tensor, rng: InstanceRNG) -> None:
         """Sources emit runs of ``run_min … run_min + run_span - 1`` carriers of one random type."""
         col = self.col
-        u = _uniform_pairs(rng, self.line.rows, sources.any(dim=0))
+        u = _uniform_pairs(rng, self.line.rows, _any_rows(sources))
         new_run = sources & (state.run_left == 0)
         kind = (u[:, 0] * col.n_types).long().clamp(max=col.n_types - 1)
         length = col.run_min + (u[:, 1] * col.run_span).long().clamp(max=col.run_span - 1)
@@ -951,7 +1079,7 @@ class Engine:
 
         Work is per worker (W, B): each worker looks up its own station in ``mask``.
         """
-        if not bool(mask.any()):
+        if not _any(mask):
             return
         standing = (state.w_arrive == INF) & (state.w_holder < 0)  # (W, B)
         taken = mask.gather(0, state.w_station) & standing
@@ -965,11 +1093,12 @@ class Engine:
         state.w_holder = torch.where(taken, state.w_station, state.w_holder)
 
     def _release(self, state: LineState, mask: torch.Tensor) -> None:
-        if not bool((mask & self._pooled).any()):
+        w = self._wide(state.now.shape[0])
+        if not _any(mask & w.pooled):
             return
         released = mask.gather(0, state.w_holder.clamp(min=0)) & (state.w_holder >= 0)
         state.w_holder = torch.where(released, -1, state.w_holder)
-        self._workers_leave(state, released.any(dim=0))
+        self._workers_leave(state, _any_rows(released))
 
     def _workers_leave(self, state: LineState, rows: torch.Tensor) -> None:
         """Free standing workers whose target differs from their station start walking."""
@@ -989,8 +1118,8 @@ class Engine:
         arriving = _only(
             None if active is None else active[None, :], state.w_arrive <= state.now[None, :]
         )
-        if not bool(arriving.any()):
+        if not _any(arriving):
             return
         state.w_station = torch.where(arriving, state.w_dest, state.w_station)
         state.w_arrive = torch.where(arriving, INF, state.w_arrive)
-        self._workers_leave(state, arriving.any(dim=0))
+        self._workers_leave(state, _any_rows(arriving))
