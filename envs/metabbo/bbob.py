@@ -62,6 +62,7 @@ from gymforge.envs.metabbo.bbob_instances import (
     coco_parameters,
     random_parameters,
 )
+from gymforge.envs.metabbo.workspace import scratch
 
 __all__ = [
     "FUNCTION_IDS",
@@ -330,11 +331,14 @@ def _osz_family(g: _Group, x: Tensor) -> Tensor:
     """``f - f_opt`` of a ``T_osz`` family group (``x`` its rows): ``y = x - x_opt``, rotated
     by ``R`` from row ``rotated_from`` on, ``T_osz(y)`` once for all rows, then each function's
     outer part on its rows: the kernels' arithmetic, element by element."""
-    y = x - g.args.x_opt[:, None, :]
+    # y and T_osz's work in reused scratch buffers (:mod:`.workspace`): the outer parts
+    # reduce z to fresh [n, P] values
+    buffers = [scratch(f"osz{i}", x.shape, x.dtype, x.device) for i in range(4)]
+    y = torch.sub(x, g.args.x_opt[:, None, :], out=buffers[0])
     k = g.rotated_from
     if k < y.shape[0]:
         _rot(g.args.rot_r[k:], y[k:], out=y[k:])  # in place on the rotated rows
-    z = _t_osz(y)
+    z = _t_osz(y, (buffers[1], buffers[2], buffers[3]))
     values = [OSZ_FAMILY[fid](args, z[lo:hi], x[lo:hi]) for fid, lo, hi, args in g.parts]
     return values[0] if len(values) == 1 else torch.cat(values)
 

@@ -29,6 +29,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from gymforge.envs.metabbo.workspace import scratch
+
 __all__ = ["FUNCTION_NAMES", "KERNELS", "OSZ_FAMILY", "OSZ_ROTATED", "KernelArgs"]
 
 FUNCTION_NAMES: dict[int, str] = {
@@ -135,10 +137,13 @@ def _rot(m: Tensor, z: Tensor, out: Tensor | None = None) -> Tensor:
     of ``m`` times a contiguous row of ``z``'s transpose (a vectorised inner loop), then is
     transposed back; the additions are the same, in the same order.
     """
-    rows = z.transpose(1, 2).contiguous().split(1, dim=1)  # D x [b, 1, P]: z's coordinates
+    b, p, d = z.shape
+    # z's coordinates, D x [b, 1, P]; the sum and every product in reused scratch buffers
+    zt = scratch("rot_z", (b, d, p), z.dtype, z.device).copy_(z.transpose(1, 2))
+    rows = zt.split(1, dim=1)
     cols = m.unsqueeze(-1).unbind(2)  # D x [b, D, 1]: m's columns
-    acc = cols[0] * rows[0]
-    term = torch.empty_like(acc)  # one buffer for every product (the same products and sums)
+    acc = torch.mul(cols[0], rows[0], out=scratch("rot_acc", (b, d, p), z.dtype, z.device))
+    term = scratch("rot_term", (b, d, p), z.dtype, z.device)
     for col, row in zip(cols[1:], rows[1:], strict=True):
         acc.add_(torch.mul(col, row, out=term))
     if out is None:
@@ -160,20 +165,26 @@ def _shifted(a: KernelArgs, x: Tensor) -> Tensor:
     return x - a.x_opt[:, None, :]
 
 
-def _t_osz(z: Tensor) -> Tensor:
+def _t_osz(z: Tensor, buffers: tuple[Tensor, Tensor, Tensor] | None = None) -> Tensor:
     """BBOB's oscillation ``T_osz`` (element-wise; ``T_osz(0) = 0``).
 
     ``t = log|z| / 0.1``; ``c1, c2 = (1, 0.79)`` for ``z > 0``, ``(0.55, 0.31)`` otherwise;
     ``sign(z) exp(0.1 (t + 0.49 (sin(c1 t) + sin(c2 t))))``. At ``z = 0`` the intermediate
     values are not finite and the result is masked to 0.
+
+    ``buffers``: three tensors shaped like ``z`` (not ``z``) to compute in, the result lands in
+    the last; fresh ones by default.
     """
-    t = z.abs().log_().div_(0.1)
-    pos = (z > 0).to(z.dtype)  # 1.0 / 0.0
+    if buffers is None:
+        buffers = (torch.empty_like(z), torch.empty_like(z), torch.empty_like(z))
+    t_buf, pos, wiggle = buffers
+    t = torch.abs(z, out=t_buf).log_().div_(0.1)
+    pos.copy_(z > 0)  # 1.0 / 0.0
     # c1 t and c2 t as products with c1 = 0.55 + 0.45 [z > 0] (exactly 1 or 0.55) and c2 =
     # 0.31 + 0.48 [z > 0] (exactly 0.79 or 0.31): the same products as picking per element,
     # without torch.where's per-element branch on the random signs. In place on two buffers
     # (products and sums commute exactly, so the order of the operands does not matter).
-    wiggle = torch.mul(pos, 0.45).add_(0.55).mul_(t).sin_()
+    torch.mul(pos, 0.45, out=wiggle).add_(0.55).mul_(t).sin_()
     wiggle.add_(pos.mul_(0.48).add_(0.31).mul_(t).sin_()).mul_(0.49)
     # exp(0.1 * (t + w)) == exp(t + w) ** 0.1, without the overflow of the intermediate.
     out = wiggle.add_(t).mul_(0.1).exp_()

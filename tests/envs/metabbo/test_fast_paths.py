@@ -84,6 +84,8 @@ def test_t_osz_matches_its_formula() -> None:
     w = 0.49 * (torch.sin(c1 * t) + torch.sin(c2 * t))
     expected = torch.where(nonzero, torch.sign(z) * torch.exp(0.1 * (t + w)), 0.0)
     assert torch.equal(bf._t_osz(z), expected)
+    buffers = (torch.full_like(z, 7.0), torch.full_like(z, -1.0), torch.full_like(z, math.nan))
+    assert torch.equal(bf._t_osz(z, buffers), expected) and torch.equal(buffers[2], expected)
 
 
 def test_pairwise_distances_equal_cdist() -> None:
