@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import numpy as np
 import torch
 
 from gymforge.agents.metabbo.mamba import MambaState
-from gymforge.agents.metabbo.qmamba import QMambaConfig, QMambaNet
+from gymforge.agents.metabbo.qmamba import QMambaConfig, QMambaNet, check_acting
 
 MODEL_FORMAT = "gymforge-qmamba"
 MODEL_FORMAT_VERSION = 1
@@ -32,7 +31,8 @@ __all__ = ["QMambaAgent", "load_agent", "load_model", "save_model"]
 
 
 class QMambaAgent:
-    """Greedy autoregressive actions from a :class:`QMambaNet`, batched over instances.
+    """Autoregressive actions from a :class:`QMambaNet` (greedy, as the reference, unless the
+    config or the arguments ask for behaviour-regularised acting), batched over instances.
 
     ``act(obs)`` takes one observation ``[obs_dim]`` (returns ``[K]``) or a batch ``[N, obs_dim]``
     (returns ``[N, K]``), int64 bins. Episode boundaries: ``reset()`` starts every instance
@@ -42,8 +42,10 @@ class QMambaAgent:
     Args:
         net: a trained network (put in eval mode; CPU unless ``device`` says otherwise).
         device: where to run the network.
-        support_threshold: override the config's behaviour-support filter (``0``: plain
-            argmax; ``> 0`` needs a network with a behaviour head); ``None``: the config's.
+        support_threshold, temperature: override the config's acting rule (``0`` and ``0``: the
+            reference's greedy step; anything else needs a network with a behaviour head; see
+            :mod:`gymforge.agents.metabbo.qmamba`); ``None``: the config's.
+        seed: seed of the sampling generator (``temperature > 0``), reseeded by ``reset(seed)``.
     """
 
     def __init__(
@@ -51,13 +53,19 @@ class QMambaAgent:
         net: QMambaNet,
         device: str | torch.device = "cpu",
         support_threshold: float | None = None,
+        temperature: float | None = None,
+        seed: int = 0,
     ) -> None:
-        if support_threshold is not None:
-            # validated like the config's own value, before anything is kept
-            replace(net.config, support_threshold=support_threshold)
+        check_acting(
+            net.config.support_threshold if support_threshold is None else support_threshold,
+            net.config.temperature if temperature is None else temperature,
+            net.config.has_behavior_head,
+        )
         self.net = net.to(device).eval()
         self.device = torch.device(device)
         self.support_threshold = support_threshold
+        self.temperature = temperature
+        self._generator = torch.Generator(device=self.device).manual_seed(seed)
         self._state: MambaState | None = None
 
     @property
@@ -65,8 +73,11 @@ class QMambaAgent:
         return self.net.config
 
     def reset(self, seed: int | None = None) -> None:
-        """Forget every instance's context (the policy is deterministic; ``seed`` is unused)."""
+        """Forget every instance's context; ``seed`` reseeds the sampling generator (used only
+        with ``temperature > 0``; the greedy policy is deterministic)."""
         self._state = None
+        if seed is not None:
+            self._generator.manual_seed(seed)
 
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
         obs = torch.as_tensor(np.asarray(observation), dtype=torch.float32, device=self.device)
@@ -84,7 +95,9 @@ class QMambaAgent:
         elif info is not None and "_final_obs" in info:
             restarted = torch.as_tensor(np.asarray(info["_final_obs"]), device=self.device)
             self._state = self._state.select(~restarted.bool().reshape(n))
-        actions, self._state = self.net.act(obs, self._state, self.support_threshold)
+        actions, self._state = self.net.act(
+            obs, self._state, self.support_threshold, self.temperature, self._generator
+        )
         out = actions.cpu().numpy().astype(np.int64)
         return out[0] if single else out
 
@@ -133,8 +146,13 @@ def load_model(path: str | Path) -> tuple[QMambaNet, dict[str, Any]]:
 
 
 def load_agent(
-    path: str | Path, device: str = "cpu", support_threshold: float | None = None
+    path: str | Path,
+    device: str = "cpu",
+    support_threshold: float | None = None,
+    temperature: float | None = None,
 ) -> QMambaAgent:
-    """A :class:`QMambaAgent` from a saved model folder (``support_threshold``: see the agent)."""
+    """A :class:`QMambaAgent` from a saved model folder (acting overrides: see the agent)."""
     net, _ = load_model(path)
-    return QMambaAgent(net, device=device, support_threshold=support_threshold)
+    return QMambaAgent(
+        net, device=device, support_threshold=support_threshold, temperature=temperature
+    )

@@ -8,19 +8,28 @@ A :class:`~gymforge.agents.metabbo.mamba.MambaBlock` reads the tokens in order a
 (``Linear -> leaky ReLU -> Linear``) turns each output into ``Q_i(s_t, a_t^{<i}, ·)``, one value
 per bin. Bins a dimension does not have (``nvec[i] < max(nvec)``) are masked out everywhere.
 
-Acting is greedy and autoregressive (:func:`greedy_decode`): ``a^1 = argmax Q_1``, feed its code,
-``a^2 = argmax Q_2``, ... .
+Acting is autoregressive (:func:`autoregressive_decode`): dimension 1 picks ``a^1`` from
+``Q_1``, its code is fed in, dimension 2 picks ``a^2`` from ``Q_2``, ... . The reference picks
+greedily (``a^i = argmax Q_i``), the default here.
 
-Optional behaviour-constrained acting (``bc_weight > 0`` and ``support_threshold > 0``; an
-extension, not the reference's): a behaviour head ``π̂(a^i | s_t, a_t^{i-1})`` (an MLP on the
-token itself and the one-hot of ``i``, trained by cross-entropy on the logged bins, its gradient
-kept out of the Q-network)
-estimates how often the data plays each bin, and the argmax of dimension ``i`` runs only over bins
-with ``π̂ >= support_threshold · max π̂`` -- the action filter of discrete BCQ (Fujimoto et al.,
-"Benchmarking Batch Deep Reinforcement Learning Algorithms", 2019). On MetaBBO the Q-values of
-different bins differ by less than the network's error once the first generations have earned
-most of the return, so a plain argmax lands on bins the data never played; the filter keeps the
-greedy policy on the data's support, where the Q-values were fitted.
+Behaviour-regularised acting (an extension, not the reference's; needs ``bc_weight > 0``): a
+behaviour head ``π̂(a^i | s_t, a_t^{i-1}, i)`` -- an MLP on the token and the one-hot of ``i``,
+trained by cross-entropy on the logged bins, its gradient kept out of the Q-network -- estimates
+how often the data plays each bin. Two ways to use it, alone or together:
+
+- ``support_threshold = τ > 0``: dimension ``i`` chooses only among bins with
+  ``π̂ >= τ · max π̂``, the action filter of discrete BCQ (Fujimoto et al., "Benchmarking Batch
+  Deep Reinforcement Learning Algorithms", 2019);
+- ``temperature = T > 0``: dimension ``i`` *samples* ``a^i ∝ π̂(a^i) · exp(Q_i(a^i) / T)``, the
+  closed-form maximiser of ``E_π[Q_i] - T · KL(π || π̂)`` (the policy-improvement step of
+  KL-regularised offline RL such as AWR/CRR). ``T -> 0`` approaches the greedy step (on the
+  support), ``T -> ∞`` the behaviour policy.
+
+Why: on MetaBBO almost all of the return is earned in the first generations, so later Q-values
+of different bins differ by less than the network's error; a plain argmax then lands on bins the
+data never played, or on the greediest configuration everywhere (premature convergence on
+multimodal functions), while the regularised step stays close to what the data did except where
+the Q-values disagree with it by more than ``T``.
 
 Loss (:func:`qmamba_loss`), with ``Q̂`` the detached Q-values and ``max`` over a dimension's bins::
 
@@ -54,9 +63,10 @@ from gymforge.agents.metabbo.mamba import MambaBlock, MambaState
 __all__ = [
     "QMambaConfig",
     "QMambaNet",
+    "autoregressive_decode",
     "behavior_loss",
-    "greedy_decode",
     "qmamba_loss",
+    "support_mask",
 ]
 
 
@@ -90,6 +100,8 @@ class QMambaConfig:
         support_threshold: acting considers only bins whose estimated behaviour probability is
             at least this fraction of the most likely bin's (discrete BCQ's ``τ``); ``0`` (the
             reference): every bin. Needs ``bc_weight > 0``.
+        temperature: ``0`` (the reference): act greedily; ``T > 0``: sample each dimension's
+            bin from ``π̂ · exp(Q / T)`` (see the module docstring). Needs ``bc_weight > 0``.
     """
 
     obs_dim: int = 9
@@ -106,6 +118,7 @@ class QMambaConfig:
     target_range: tuple[float, float] | None = (0.0, 1.0)
     bc_weight: float = 0.0
     support_threshold: float = 0.0
+    temperature: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "action_nvec", tuple(int(n) for n in self.action_nvec))
@@ -135,13 +148,7 @@ class QMambaConfig:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
-        tau = self.support_threshold
-        if not (isinstance(tau, (int, float)) and 0.0 <= tau <= 1.0):
-            raise ValueError(f"support_threshold must be a number in [0, 1], got {tau!r}")
-        if tau > 0 and not self.has_behavior_head:
-            raise ValueError(
-                f"support_threshold={tau} needs a behaviour head (bc_weight > 0), got bc_weight=0"
-            )
+        check_acting(self.support_threshold, self.temperature, self.has_behavior_head)
 
     @property
     def num_dims(self) -> int:
@@ -169,6 +176,28 @@ class QMambaConfig:
         d["action_nvec"] = list(self.action_nvec)
         d["target_range"] = None if self.target_range is None else list(self.target_range)
         return d
+
+
+def check_acting(support_threshold: float, temperature: float, has_behavior_head: bool) -> None:
+    """Raise ``ValueError`` naming the setting unless the acting options are valid."""
+    tau, temp = support_threshold, temperature
+    if isinstance(tau, bool) or not (isinstance(tau, (int, float)) and 0.0 <= tau <= 1.0):
+        raise ValueError(f"support_threshold must be a number in [0, 1], got {tau!r}")
+    if isinstance(temp, bool) or not (
+        isinstance(temp, (int, float)) and math.isfinite(temp) and temp >= 0
+    ):
+        raise ValueError(f"temperature must be a finite number >= 0, got {temp!r}")
+    for name, value in (("support_threshold", tau), ("temperature", temp)):
+        if value > 0 and not has_behavior_head:
+            raise ValueError(f"{name}={value} needs a behaviour head (bc_weight > 0)")
+
+
+def support_mask(logits: Tensor, threshold: float) -> Tensor:
+    """Bins whose probability under ``softmax(logits)`` is at least ``threshold`` times the
+    largest (``-inf`` logits never; ``threshold = 0``: every other bin; always at least one)."""
+    if threshold <= 0:
+        return logits > -torch.inf
+    return logits >= logits.amax(-1, keepdim=True) + math.log(threshold)
 
 
 def bin_mask(nvec: Sequence[int], num_bins: int, device=None) -> Tensor:
@@ -228,8 +257,8 @@ class QMambaNet(nn.Module):
         return torch.cat([self.normalise(obs), self.encode_bins(previous)], dim=-1)
 
     def behavior_logits(self, tokens: Tensor, dim: int | None = None) -> Tensor:
-        """Behaviour head: logits ``[..., num_bins]`` of ``π̂(a^i | token, i)`` (bins a dimension
-        lacks are not masked here).
+        """Behaviour head: logits ``[..., num_bins]`` of ``π̂(a^i | token, i)``, ``-inf`` on bins
+        the dimension lacks.
 
         ``tokens`` are ``[..., d_model]`` tokens of dimension ``dim``, or, with ``dim=None``,
         ``[..., K, d_model]``: one token per dimension (as :meth:`tokens` makes them, reshaped).
@@ -243,18 +272,16 @@ class QMambaNet(nn.Module):
         if dim is None:
             if tokens.ndim < 2 or tokens.shape[-2] != k:
                 raise ValueError(f"tokens must be [..., {k}, d_model], got {tuple(tokens.shape)}")
-            code = eye.expand(*tokens.shape[:-1], k)
+            code, valid = eye.expand(*tokens.shape[:-1], k), self.valid_bins
         else:
-            code = eye[dim].expand(*tokens.shape[:-1], k)
-        return self.bc2(F.leaky_relu(self.bc1(torch.cat([tokens, code], dim=-1))))
+            code, valid = eye[dim].expand(*tokens.shape[:-1], k), self.valid_bins[dim]
+        logits = self.bc2(F.leaky_relu(self.bc1(torch.cat([tokens, code], dim=-1))))
+        return logits.masked_fill(~valid, -torch.inf)
 
     def supported_bins(self, tokens: Tensor, dim: int, threshold: float) -> Tensor:
         """``[B, num_bins]`` bool: the bins of dimension ``dim`` whose behaviour probability is at
-        least ``threshold`` times the largest (always at least one)."""
-        logits = self.behavior_logits(tokens, dim).masked_fill(~self.valid_bins[dim], -torch.inf)
-        if threshold <= 0:
-            return self.valid_bins[dim].expand_as(logits)
-        return logits >= logits.amax(-1, keepdim=True) + math.log(threshold)
+        least ``threshold`` times the largest (see :func:`support_mask`)."""
+        return support_mask(self.behavior_logits(tokens, dim), threshold)
 
     def head(self, features: Tensor) -> Tensor:
         """Q-values ``[..., num_bins]`` from Mamba outputs ``[..., d_model]``."""
@@ -288,43 +315,61 @@ class QMambaNet(nn.Module):
 
     @torch.no_grad()
     def act(
-        self, obs: Tensor, state: MambaState, support_threshold: float | None = None
+        self,
+        obs: Tensor,
+        state: MambaState,
+        support_threshold: float | None = None,
+        temperature: float | None = None,
+        generator: torch.Generator | None = None,
     ) -> tuple[Tensor, MambaState]:
-        """Greedy action ``[B, K]`` for ``obs [B, obs_dim]``; advances ``state`` by ``K`` tokens.
+        """Action ``[B, K]`` for ``obs [B, obs_dim]``; advances ``state`` by ``K`` tokens.
 
-        ``support_threshold`` (default: the config's) restricts each argmax to the bins the
-        behaviour head supports (see the module docstring)."""
+        ``support_threshold`` and ``temperature`` (default: the config's) select the acting rule
+        of the module docstring; sampling (``temperature > 0``) draws from ``generator``.
+        """
         tau = self.config.support_threshold if support_threshold is None else support_threshold
-        if tau > 0 and not self.config.has_behavior_head:
-            raise ValueError(f"support_threshold={tau} needs a behaviour head (bc_weight > 0)")
+        temp = self.config.temperature if temperature is None else temperature
+        check_acting(tau, temp, self.config.has_behavior_head)
         carry = {"state": state}
 
-        def q_of(dim: int, previous: Tensor) -> Tensor:
+        def scores_of(dim: int, previous: Tensor) -> Tensor:
             q, carry["state"] = self.step_token(obs, previous, carry["state"])
-            if tau > 0:
-                supported = self.supported_bins(self.token(obs, previous), dim, tau)
-                q = q.masked_fill(~supported, -torch.inf)
-            return q
+            if tau == 0 and temp == 0:
+                return q
+            logits = self.behavior_logits(self.token(obs, previous), dim)
+            scores = q if temp == 0 else logits + q / temp
+            return scores.masked_fill(~support_mask(logits, tau), -torch.inf)
 
-        actions = greedy_decode(q_of, self.config.action_nvec, obs.shape[0], obs.device)
+        def sample(dim: int, scores: Tensor) -> Tensor:
+            return torch.multinomial(scores.softmax(-1), 1, generator=generator).squeeze(-1)
+
+        choose = sample if temp > 0 else None
+        actions = autoregressive_decode(
+            scores_of, self.config.action_nvec, obs.shape[0], obs.device, choose
+        )
         return actions, carry["state"]
 
 
-def greedy_decode(
-    q_of: Callable[[int, Tensor], Tensor], nvec: Sequence[int], batch: int, device=None
+def autoregressive_decode(
+    scores_of: Callable[[int, Tensor], Tensor],
+    nvec: Sequence[int],
+    batch: int,
+    device=None,
+    choose: Callable[[int, Tensor], Tensor] | None = None,
 ) -> Tensor:
-    """Autoregressive greedy choice over decomposed Q-values.
+    """Choose an action one dimension at a time over decomposed scores.
 
-    ``q_of(i, previous)`` returns ``Q_i [B, M]`` given the bins chosen for dimension ``i - 1``
-    (``previous [B]``, ``-1`` for ``i = 0``); it is called for ``i = 0, 1, ..., K-1`` in order.
-    Dimension ``i`` picks ``argmax`` over its first ``nvec[i]`` bins (ties: lowest bin).
-    Returns the chosen bins ``[B, K]`` (int64).
+    ``scores_of(i, previous)`` returns ``[B, M]`` scores of dimension ``i`` (Q-values, or
+    log-weights) given the bins chosen for dimension ``i - 1`` (``previous [B]``, ``-1`` for
+    ``i = 0``); it is called for ``i = 0, 1, ..., K-1`` in order. ``choose(i, scores)`` picks
+    the bins ``[B]`` from the first ``nvec[i]`` scores; default: the argmax (ties: lowest bin),
+    i.e. the greedy decomposition of Q-Mamba. Returns the chosen bins ``[B, K]`` (int64).
     """
     previous = torch.full((batch,), -1, dtype=torch.long, device=device)
     chosen = []
     for i, n in enumerate(nvec):
-        q = q_of(i, previous)
-        previous = q[:, :n].argmax(dim=-1)
+        scores = scores_of(i, previous)[:, :n]
+        previous = scores.argmax(dim=-1) if choose is None else choose(i, scores)
         chosen.append(previous)
     return torch.stack(chosen, dim=-1)
 

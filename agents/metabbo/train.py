@@ -293,6 +293,13 @@ def train_cli(env_id: str, argv: list[str]) -> int:
         "(discrete BCQ's tau; needs --bc-weight > 0; 0: every bin, the reference)",
     )
     parser.add_argument(
+        "--temperature",
+        type=float,
+        default=QMambaConfig.temperature,
+        help="sample each bin from behaviour x exp(Q / T) (needs --bc-weight > 0; "
+        "0: greedy, the reference)",
+    )
+    parser.add_argument(
         "--time-limit", type=float, default=None, help="stop after this many seconds"
     )
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
@@ -314,6 +321,7 @@ def train_cli(env_id: str, argv: list[str]) -> int:
         gamma=args.gamma,
         bc_weight=args.bc_weight,
         support_threshold=args.support_threshold,
+        temperature=args.temperature,
     )
     train = TrainConfig(
         epochs=args.epochs,

@@ -9,7 +9,12 @@ import torch
 
 from gymforge.agents.metabbo.agent import QMambaAgent, load_agent, load_model, save_model
 from gymforge.agents.metabbo.mamba import MambaBlock, selective_scan
-from gymforge.agents.metabbo.qmamba import QMambaConfig, QMambaNet, greedy_decode, qmamba_loss
+from gymforge.agents.metabbo.qmamba import (
+    QMambaConfig,
+    QMambaNet,
+    autoregressive_decode,
+    qmamba_loss,
+)
 from gymforge.agents.metabbo.train import TrainConfig, fit, trajectory_arrays
 
 
@@ -89,7 +94,7 @@ def test_qnet_recurrent_tokens_reproduce_the_sequence_q_values_float64():
             previous = actions[:, t, i]
 
 
-def test_greedy_decode_follows_the_decomposition_on_a_hand_set_table():
+def test_autoregressive_decode_follows_the_decomposition_on_a_hand_set_table():
     # Q_1 = [0.5, 0.4, 0.0]; Q_2 depends on a^1: after 0 -> [0.1, 0.2, 0.0], after 1 -> [0.9, ...]
     # Q_3 (only 2 bins exist) after a^2 = 1 -> [0.3, 0.7, 9.0]: bin 2 does not exist.
     table = {
@@ -105,7 +110,7 @@ def test_greedy_decode_follows_the_decomposition_on_a_hand_set_table():
         calls.append((dim, previous.tolist()))
         return torch.tensor([table[(dim, int(p))] for p in previous])
 
-    chosen = greedy_decode(q_of, (3, 3, 2), batch=1)
+    chosen = autoregressive_decode(q_of, (3, 3, 2), batch=1)
     assert chosen.tolist() == [[0, 1, 1]]
     assert calls == [(0, [-1]), (1, [0]), (2, [1])]
 

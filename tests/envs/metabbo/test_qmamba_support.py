@@ -1,6 +1,7 @@
-"""Q-Mamba's optional behaviour head and the support-constrained (discrete-BCQ) greedy step:
-the cross-entropy on a hand-computed batch, the support set on hand-set probabilities, acting
-restricted to it, learning it from data, saving, and the errors."""
+"""Q-Mamba's optional behaviour head and the behaviour-regularised acting rules (the discrete-BCQ
+support filter, sampling from behaviour x exp(Q / T)): the cross-entropy on a hand-computed
+batch, the support set and the sampling distribution on hand-set heads, learning the head from
+data, seeding, saving, and the errors."""
 
 from __future__ import annotations
 
@@ -135,9 +136,15 @@ def test_bad_support_settings_are_named():
         QMambaConfig(bc_weight=1.0, support_threshold=1.5)
     with pytest.raises(ValueError, match="bc_weight must be"):
         QMambaConfig(bc_weight=-1.0)
+    with pytest.raises(ValueError, match="temperature must be"):
+        QMambaConfig(bc_weight=1.0, temperature=-0.1)
+    with pytest.raises(ValueError, match=r"temperature=0\.1 needs a behaviour head"):
+        QMambaConfig(temperature=0.1)
     headless = QMambaNet(QMambaConfig(obs_dim=3, action_nvec=(4, 4), d_state=4))
     with pytest.raises(ValueError, match="needs a behaviour head"):
         QMambaAgent(headless, support_threshold=0.3)
+    with pytest.raises(ValueError, match="needs a behaviour head"):
+        QMambaAgent(headless, temperature=0.3)
     with pytest.raises(ValueError, match="needs a behaviour head"):
         headless.act(torch.zeros(1, 3), headless.initial_state(1), support_threshold=0.3)
     with pytest.raises(ValueError, match="no behaviour head"):
@@ -163,3 +170,43 @@ def test_the_behaviour_head_knows_which_dimension_a_token_decides():
     together = net.behavior_logits(tokens)
     for dim in range(3):
         assert torch.equal(together[:, :, dim], net.behavior_logits(tokens[:, :, dim], dim))
+
+
+def test_sampling_follows_behaviour_times_exp_q_over_temperature():
+    net = _net_with_head(nvec=(4, 4))
+    probs = torch.tensor([0.5, 0.25, 0.125, 0.125])
+    q_bins = torch.tensor([0.0, 0.0, 0.0, 1.0])
+    _set_constant_heads(net, q_bins.tolist(), probs.tolist())
+    n = 40_000
+    obs = torch.zeros(n, 3)
+    g = torch.Generator().manual_seed(0)
+    for temp in (1.0, 0.5):
+        actions, _ = net.act(obs, net.initial_state(n), temperature=temp, generator=g)
+        expected = probs * torch.exp(q_bins / temp)
+        expected /= expected.sum()
+        for dim in range(2):
+            freq = torch.bincount(actions[:, dim], minlength=4) / n
+            assert torch.allclose(freq, expected, atol=0.01), (temp, dim, freq, expected)
+    # very low temperature: the greedy bin; with a support threshold that excludes it, the best
+    # supported one; very high temperature: the behaviour policy
+    actions, _ = net.act(obs[:50], net.initial_state(50), temperature=1e-4, generator=g)
+    assert (actions == 3).all()
+    actions, _ = net.act(
+        obs[:50], net.initial_state(50), support_threshold=0.5, temperature=1e-4, generator=g
+    )
+    assert (actions <= 1).all()
+    actions, _ = net.act(obs, net.initial_state(n), temperature=1e6, generator=g)
+    assert torch.allclose(torch.bincount(actions[:, 0], minlength=4) / n, probs, atol=0.01)
+
+
+def test_sampling_agent_is_reproducible_from_its_seed():
+    net = _net_with_head(nvec=(16, 16))
+    obs = np.random.default_rng(0).normal(size=(6, 3)).astype(np.float32)
+    a = QMambaAgent(net, temperature=0.05, seed=3)
+    b = QMambaAgent(net, temperature=0.05, seed=3)
+    first = [a.act(obs) for _ in range(5)]
+    assert all(np.array_equal(x, b.act(obs)) for x in first)
+    a.reset(seed=3)
+    assert all(np.array_equal(x, a.act(obs)) for x in first)
+    a.reset(seed=4)
+    assert not all(np.array_equal(x, a.act(obs)) for x in first)
