@@ -80,6 +80,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="act only on bins the behaviour head supports (discrete BCQ's tau; with --model it "
         "overrides the model's own; default: the model's, 0 when training here)",
     )
+    p.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="sample each bin from behaviour x exp(Q / T) (needs a behaviour head; with --model "
+        "it overrides the model's own; default: the model's, 0 (greedy) when training here)",
+    )
     p.add_argument("--dataset", default=None, help="reuse this collected dataset (skip step 1)")
     p.add_argument(
         "--model",
@@ -183,9 +190,13 @@ def main(argv: list[str] | None = None) -> int:
         net, model_record = load_model(args.model)
         config = net.config
         train = TrainConfig(**model_record["train"])
-        if args.support_threshold is not None:
-            config = replace(config, support_threshold=args.support_threshold)
-            net.config = config
+        overrides = {
+            name: getattr(args, name)
+            for name in ("support_threshold", "temperature")
+            if getattr(args, name) is not None
+        }
+        config = replace(config, **overrides)
+        net.config = config
         trained = TrainResult(
             agent=QMambaAgent(net),
             history=model_record["history"],
@@ -200,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
             d_state=args.d_state,
             bc_weight=args.bc_weight,
             support_threshold=args.support_threshold or 0.0,
+            temperature=args.temperature or 0.0,
         )
         train = TrainConfig(
             epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=0, reward=args.reward
@@ -355,7 +367,8 @@ def render_markdown(r: dict[str, Any]) -> str:
         + f"), batch {s['training']['batch_size']}, lr {s['training']['lr']}, reward "
         f"`{s['training']['reward']}`, γ = {s['qmamba']['gamma']}, β = {s['qmamba']['beta']}, "
         f"λ = {s['qmamba']['lam']}, behaviour weight {s['qmamba'].get('bc_weight', 0.0)}, "
-        f"support threshold τ = {s['qmamba'].get('support_threshold', 0.0)}; "
+        f"support threshold τ = {s['qmamba'].get('support_threshold', 0.0)}, "
+        f"acting temperature T = {s['qmamba'].get('temperature', 0.0)}; "
         f"loss {r['training']['first_epoch']['loss']:.4g} → "
         f"{r['training']['last_epoch']['loss']:.4g}.",
         f"- Test: easy split's test functions (1, 2, 3, 5, 15, 16, 17, 21), instance 1, seeds "

@@ -61,6 +61,18 @@ class _ActionLog:
         }
 
 
+def _acting_overrides(spec: str) -> dict[str, float]:
+    """``'tau=0:T=0.03'`` -> ``{'support_threshold': 0.0, 'temperature': 0.03}``."""
+    names = {"tau": "support_threshold", "T": "temperature"}
+    overrides = {}
+    for part in spec.split(":"):
+        key, _, value = part.partition("=")
+        if key not in names or not value:
+            raise ValueError(f"acting rule {spec!r}: expected tau=X and/or T=Y joined by ':'")
+        overrides[names[key]] = float(value)
+    return overrides
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("models", nargs="*", help="model folders to compare")
@@ -72,10 +84,11 @@ def main(argv: list[str] | None = None) -> int:
         "--sb3-sample", action="store_true", help="also play the SB3 models' sampled policies"
     )
     p.add_argument(
-        "--support-thresholds",
+        "--acting",
         default="",
-        help="comma-separated support thresholds to evaluate each model at besides its own "
-        "(models with a behaviour head; see QMambaConfig.support_threshold)",
+        help="acting rules to evaluate each model with besides its own, comma-separated; each "
+        "is tau=X and/or T=Y joined by ':' (e.g. 'tau=0:T=0.03,tau=0.5'; tau: support threshold, "
+        "T: sampling temperature; models with a behaviour head, see QMambaConfig)",
     )
     p.add_argument("--seeds", type=int, default=4)
     p.add_argument("--instance-id", type=int, default=2)
@@ -100,18 +113,13 @@ def main(argv: list[str] | None = None) -> int:
             {f"sb3-sampled:{m}": SB3PolicyAgent(m, deterministic=False) for m in args.sb3}
         )
     policies.update({str(m): load_agent(m) for m in args.models})
-    thresholds = [float(t) for t in args.support_thresholds.split(",") if t]
-    policies.update(
-        {
-            f"{m}@tau={t:g}": load_agent(m, support_threshold=t)
-            for m in args.models
-            for t in thresholds
-        }
-    )
+    for spec in filter(None, args.acting.split(",")):
+        overrides = _acting_overrides(spec)
+        policies.update({f"{m}@{spec}": load_agent(m, **overrides) for m in args.models})
     rows = {}
     for name, policy in policies.items():
         start = time.perf_counter()
-        is_model = name.split("@tau=")[0] in args.models or name.startswith("sb3:")
+        is_model = name.split("@")[0] in args.models or name.startswith("sb3:")
         logged = _ActionLog(policy) if is_model else policy
         out = evaluate(
             logged,
