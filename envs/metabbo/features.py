@@ -110,23 +110,16 @@ def _centred_into(out: Tensor, x: Tensor, centre: Tensor) -> Tensor:
 
 def _distance_operands(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """The float32 factors ``[-2 a, |a|^2, 1]`` and ``[b, 1, |b|^2]`` (centred on ``b``'s mean
-    row) whose product is the matrix of squared distances (``torch.cdist``'s mm path), in
-    reused scratch buffers (:mod:`.workspace`): valid until the next call."""
+    row) whose product is the matrix of squared distances (``torch.cdist``'s mm path)."""
     centre, b32, b_norm = centred_float32(b)
     if b is a:
         a32, a_norm = b32, b_norm
     else:
-        a32 = _centred_into(torch.empty(a.shape, dtype=torch.float32, device=a.device), a, centre)
+        a32 = (a - centre).to(torch.float32)
         a_norm = a32.pow(2).sum(-1, keepdim=True)
-    d = a.shape[-1]
-    lhs = scratch("lhs", (*a32.shape[:-1], d + 2), torch.float32, a.device)  # [B, Pa, D + 2]
-    torch.mul(a32, -2, out=lhs[..., :d])
-    lhs[..., d : d + 1] = a_norm
-    lhs[..., d + 1] = 1.0
-    rhs = scratch("rhs", (*b32.shape[:-1], d + 2), torch.float32, b.device)  # [B, Pb, D + 2]
-    rhs[..., :d] = b32
-    rhs[..., d] = 1.0
-    rhs[..., d + 1 : d + 2] = b_norm
+    a_pad, b_pad = torch.ones_like(a_norm), torch.ones_like(b_norm)
+    lhs = torch.cat([a32.mul(-2), a_norm, a_pad], -1)  # [B, Pa, D + 2]
+    rhs = torch.cat([b32, b_pad, b_norm], -1)  # [B, Pb, D + 2]
     return lhs, rhs
 
 

@@ -13,6 +13,7 @@ per thread, so concurrent environments in different threads do not share them.
 
 from __future__ import annotations
 
+import math
 import threading
 
 import torch
@@ -28,18 +29,28 @@ _LOCAL = threading.local()
 
 def scratch(name: str, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> Tensor:
     """A contiguous ``shape`` tensor of scratch memory (contents undefined), reused across calls
-    with the same ``name``, dtype and device (it grows as needed, never shrinks)."""
+    with the same ``name``, dtype and device (it grows as needed, never shrinks).
+
+    The view of each shape is kept too, so that a repeated call (every generation asks for the
+    same shapes) is one dictionary lookup.
+    """
+    views: dict[tuple, Tensor] = _LOCAL.__dict__.setdefault("views", {})
+    key = (name, shape, dtype, device)
+    view = views.get(key)
+    if view is not None:
+        return view
     buffers: dict[tuple[str, torch.dtype, torch.device], Tensor] = _LOCAL.__dict__.setdefault(
         "buffers", {}
     )
-    key = (name, dtype, device)
-    numel = 1
-    for n in shape:
-        numel *= n
-    buf = buffers.get(key)
+    numel = math.prod(shape)
+    buf = buffers.get((name, dtype, device))
     if buf is None or buf.numel() < numel:
-        buf = buffers[key] = torch.empty(numel, dtype=dtype, device=device)
-    return buf[:numel].view(shape)
+        buf = buffers[(name, dtype, device)] = torch.empty(numel, dtype=dtype, device=device)
+        # views of a smaller buffer of this name would keep it alive: drop them
+        for old in [k for k in views if k[0] == name and k[2] == dtype and k[3] == device]:
+            del views[old]
+    view = views[key] = buf[:numel].view(shape)
+    return view
 
 
 def instance_blocks(b: int, per_instance: int, limit: int = MAX_BLOCK_ELEMENTS) -> list[slice]:

@@ -410,3 +410,18 @@ def test_in_place_and_out_variants_equal_the_plain_expressions() -> None:
     assert torch.equal(features._centred_into(out, z, centre), (z - centre).to(torch.float32))
     point = z[:, 4:5]
     assert torch.equal(features._distances_to(z, point), (z - point).norm(dim=-1))
+
+
+def test_scratch_views_are_kept_per_shape_and_follow_a_grown_buffer() -> None:
+    from gymforge.envs.metabbo.workspace import scratch
+
+    cpu = torch.device("cpu")
+    a = scratch("test-scratch", (2, 3), torch.float64, cpu)
+    assert scratch("test-scratch", (2, 3), torch.float64, cpu) is a
+    small = scratch("test-scratch", (4,), torch.float64, cpu)  # same memory, another shape
+    assert small.data_ptr() == a.data_ptr() and small.is_contiguous()
+    big = scratch("test-scratch", (5, 7), torch.float64, cpu)  # grows: a new buffer
+    again = scratch("test-scratch", (2, 3), torch.float64, cpu)
+    assert again is not a and again.data_ptr() == big.data_ptr()
+    other = scratch("test-scratch-2", (2, 3), torch.float64, cpu)
+    assert other.data_ptr() != again.data_ptr()
