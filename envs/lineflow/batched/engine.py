@@ -284,11 +284,16 @@ def _at(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return values.index_select(0, index) if index.dim() == 1 else values.gather(0, index)
 
 
-def _add_at(values: torch.Tensor, index: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
-    """``values`` (N, B) plus the (R, B) integers ``delta`` added at rows ``index`` (as ``_at``)."""
+def _add_at(
+    values: torch.Tensor, index: torch.Tensor, mask: torch.Tensor, sign: int
+) -> torch.Tensor:
+    """``values`` (N, B) integers plus ``sign`` (1 or -1) at rows ``index`` (as ``_at``) of the
+    rows in ``mask`` (R, B)."""
     if index.dim() == 1:
-        return values.index_add(0, index, delta)
-    return values.scatter_add(0, index, delta)
+        return values.index_add(0, index, mask.to(values.dtype), alpha=sign)
+    return values.scatter_add(
+        0, index, mask.to(values.dtype) if sign > 0 else -mask.to(values.dtype)
+    )
 
 
 def _only(mask: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor:
@@ -359,9 +364,24 @@ def _select_rng(rng: InstanceRNG, index: torch.Tensor) -> InstanceRNG:
 
 
 def _phase_counts(mask: torch.Tensor | None, phase: torch.Tensor) -> list[int]:
-    """Number of rows selected by ``mask`` (R, B or 1, B; None: all) in each phase (one host sync)."""
-    selected = (phase if mask is None else torch.where(mask, phase, N_PHASES)).flatten().long()
-    return torch.bincount(selected, minlength=N_PHASES + 1)[:N_PHASES].tolist()
+    """Number of rows selected by ``mask`` (R, B or 1, B; None: all) in each phase (one host sync).
+
+    The int8 phases are counted as bytes (``bincount`` takes uint8; a widening copy to int64 would
+    cost more than the count)."""
+    selected = phase if mask is None else torch.where(mask, phase, N_PHASES)
+    counts = torch.bincount(selected.flatten().view(torch.uint8), minlength=N_PHASES + 1)
+    return counts[:N_PHASES].tolist()
+
+
+@dataclass
+class _Due:
+    """The comparisons with ``now`` that ``Engine._pending`` makes and the next sweep needs first:
+    nothing changes ``wake``, ``ready``, ``w_arrive`` or ``now`` in between, so the sweep reuses
+    them instead of comparing the float64 tensors again."""
+
+    timers: torch.Tensor  # (R, B) wake <= now
+    slots: torch.Tensor  # (NS, B) ready <= now
+    workers: torch.Tensor | None  # (W, B) w_arrive <= now (None: no workers)
 
 
 class _Wide:
@@ -565,6 +585,7 @@ class Engine:
         instance, so the result is the same.
         """
         batch = active.shape[0]
+        due = None
         for _ in range(MAX_SWEEPS):
             if _worth_compacting(n_active, batch):
                 index = torch.nonzero(active).squeeze(1)
@@ -574,15 +595,17 @@ class Engine:
                 _write_back(state, sub_state, index, self._written)
                 rng.counter.index_copy_(0, index, sub_rng.counter)
                 return
-            self._sweep(state, active, rng, everyone=n_active == batch)
-            active = active & self._pending(state)
+            self._sweep(state, active, rng, everyone=n_active == batch, due=due)
+            pending, due = self._pending(state)
+            active = active & pending
             n_active = int(active.sum())
             if n_active == 0:
                 return
         raise RuntimeError("line did not settle: a zero-time cycle of moves")  # pragma: no cover
 
-    def _pending(self, state: LineState) -> torch.Tensor:
-        """Instances (B,) where a sweep at ``state.now`` would still do something.
+    def _pending(self, state: LineState) -> tuple[torch.Tensor, _Due]:
+        """Instances (B,) where a sweep at ``state.now`` would still do something, and the due
+        timers and arrivals it found (for the next sweep, see ``_Due``).
 
         Exactly the preconditions of the sweep's rules: a due timer, slot arrival or worker
         arrival; a carrier that can move on; a row in START or OUT_CHECK (they always move
@@ -592,7 +615,12 @@ class Engine:
         line = self.line
         now = state.now[None, :]
         phase = state.phase
-        pending = (state.wake <= now) | (phase == w.phase(START)) | (phase == w.phase(OUT_CHECK))
+        due = _Due(
+            timers=state.wake <= now,
+            slots=state.ready <= now,
+            workers=state.w_arrive <= now if line.n_workers else None,
+        )
+        pending = due.timers | (phase == w.phase(START)) | (phase == w.phase(OUT_CHECK))
         if self._has_sequential:
             pending |= phase == w.phase(SEQ_NEXT)
         waiting = phase == w.phase(GET_WAIT)
@@ -606,11 +634,11 @@ class Engine:
         first = self._out_first_slot(state)
         pending |= (phase == w.phase(PUT_WAIT)) & ~_at(state.held, first)
         out = _any_rows(pending)
-        out |= _any_rows(state.ready <= now)
+        out |= _any_rows(due.slots)
         out |= _any_rows(state.arrived[:-1] & ~state.held[1:] & w.passable)
-        if line.n_workers:
-            out |= _any_rows(state.w_arrive <= now)
-        return out
+        if due.workers is not None:
+            out |= _any_rows(due.workers)
+        return out, due
 
     def apply_action(self, state: LineState, action: torch.Tensor) -> None:
         """Apply a batched ``MultiDiscrete`` action (B, A) in the layout of ``features.action_slots``."""
@@ -632,21 +660,28 @@ class Engine:
 
     # --- one sweep ----------------------------------------------------------------------------
     def _sweep(
-        self, state: LineState, active: torch.Tensor, rng: InstanceRNG, everyone: bool = False
+        self,
+        state: LineState,
+        active: torch.Tensor,
+        rng: InstanceRNG,
+        everyone: bool = False,
+        due: _Due | None = None,
     ) -> None:
         """One pass of everything that happens at ``state.now`` in the ``active`` instances.
 
         Every rule is applied with masks over the whole batch; a rule that concerns no row at
-        all is skipped (a cheap check on the CPU that saves most of the work).
+        all is skipped (a cheap check on the CPU that saves most of the work). ``due``: the
+        comparisons with ``now`` that ``_pending`` made on this very state, if it did.
         """
         w = self._wide(state.now.shape[0])
         line, col = self.line, self.col
         now = state.now[None, :]
         act = None if everyone else active[None, :]  # None: every instance (no masking)
-        self._slots(state, None if everyone else active)
+        self._slots(state, None if everyone else active, None if due is None else due.slots)
         if line.n_workers:
-            self._workers_arrive(state, None if everyone else active)
-        due = _only(act, state.wake <= now)
+            arriving = state.w_arrive <= now if due is None else due.workers
+            self._workers_arrive(state, None if everyone else active, arriving)
+        due = _only(act, state.wake <= now if due is None else due.timers)
         phase = state.phase
         start_work = torch.zeros_like(due)
         failed = torch.zeros_like(due)
@@ -892,7 +927,9 @@ class Engine:
         state.stored = torch.where(matched, state.target, state.stored)
 
     # --- slots --------------------------------------------------------------------------------
-    def _slots(self, state: LineState, active: torch.Tensor | None) -> None:
+    def _slots(
+        self, state: LineState, active: torch.Tensor | None, arrivals: torch.Tensor | None
+    ) -> None:
         """Arrivals due at ``now``, then carriers moving on into free slots, as if downstream first.
 
         A moving carrier's ``ready`` is its arrival time and every other slot's is ``inf``, so
@@ -900,12 +937,12 @@ class Engine:
         arrived carrier at slot ``k`` moves into ``k + 1`` when that slot is free or its own
         arrived carrier moves on: so a run of arrived carriers ending at a free slot all move
         one slot on. The moves of all slots are found first (a recurrence over the slots from
-        the last one) and then applied at once.
+        the last one) and then applied at once. ``arrivals``: ``state.ready <= now`` if known.
         """
         w = self._wide(state.now.shape[0])
         act = None if active is None else active[None, :]
         now = state.now[None, :]
-        arriving = _only(act, state.ready <= now)
+        arriving = _only(act, state.ready <= now if arrivals is None else arrivals)
         if _any(arriving):
             state.arrived.logical_or_(arriving)
             state.ready.masked_fill_(arriving, INF)
@@ -930,7 +967,8 @@ class Engine:
         arrived[:-1] &= ~move
         held[:-1] &= ~move
         held[1:] |= move
-        state.ready[1:] = torch.where(move, now + self._slot_time_next, state.ready[1:])
+        ready = state.ready[1:]
+        torch.where(move, now + self._slot_time_next, ready, out=ready)
         created = state.slot_created
         created[1:] = torch.where(move, created[:-1], created[1:])
         kind = state.slot_type
@@ -1011,7 +1049,7 @@ class Engine:
             state.carrier_type = torch.where(mask, origin, state.carrier_type)
         self._set_at(state.held, flat, mask, False)
         self._set_at(state.arrived, flat, mask, False)
-        state.count = _add_at(state.count, buffer, -mask.long())
+        state.count = _add_at(state.count, buffer, mask, -1)
 
     def _start_put(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
         line = self.line
@@ -1030,7 +1068,7 @@ class Engine:
         self._set_at(state.slot_created, first, mask, state.carrier_created)
         self._set_at(state.slot_type, first, mask, state.carrier_type)
         self._set_at(state.arrived, first, mask, True)
-        state.count = _add_at(state.count, self._cur_out(state), mask.long())
+        state.count = _add_at(state.count, self._cur_out(state), mask, 1)
         state.arrived[self._null_slot] = False
 
     def _start_work(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
@@ -1114,10 +1152,11 @@ class Engine:
         state.w_dest = torch.where(walk, state.w_target, state.w_dest)
         state.w_arrive = torch.where(walk, state.now[None, :] + self._transition, state.w_arrive)
 
-    def _workers_arrive(self, state: LineState, active: torch.Tensor | None) -> None:
-        arriving = _only(
-            None if active is None else active[None, :], state.w_arrive <= state.now[None, :]
-        )
+    def _workers_arrive(
+        self, state: LineState, active: torch.Tensor | None, arrived: torch.Tensor
+    ) -> None:
+        """Workers whose walk ends (``arrived``: ``w_arrive <= now``, (W, B)) reach their station."""
+        arriving = _only(None if active is None else active[None, :], arrived)
         if not _any(arriving):
             return
         state.w_station = torch.where(arriving, state.w_dest, state.w_station)
