@@ -210,3 +210,20 @@ def test_sampling_agent_is_reproducible_from_its_seed():
     assert all(np.array_equal(x, a.act(obs)) for x in first)
     a.reset(seed=4)
     assert not all(np.array_equal(x, a.act(obs)) for x in first)
+
+
+def test_the_behaviour_head_leaves_the_q_network_training_unchanged():
+    torch.set_num_threads(1)
+    data = _schedule_data(n=32, steps=4)
+    train = TrainConfig(epochs=3, batch_size=16, seed=0)
+    plain = fit(data, QMambaConfig(obs_dim=3, action_nvec=(4, 4), d_state=4), train)
+    with_head = fit(
+        data, QMambaConfig(obs_dim=3, action_nvec=(4, 4), d_state=4, bc_weight=1.0), train
+    )
+    q_params = plain.agent.net.state_dict()
+    for name, value in with_head.agent.net.state_dict().items():
+        if name.startswith("bc"):
+            continue
+        assert torch.equal(value, q_params[name]), name
+    for before, after in zip(plain.history, with_head.history, strict=True):
+        assert before["td_last"] == after["td_last"] and "behavior" in after
