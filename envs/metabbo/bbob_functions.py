@@ -102,6 +102,12 @@ def _cond(x: Tensor, alpha: float) -> Tensor:
 
 
 @functools.cache
+def _scalar(value: float, dtype: torch.dtype, device: torch.device) -> Tensor:
+    """``value`` as a 0-dim tensor, made once per dtype and device (a constant operand)."""
+    return torch.tensor(value, dtype=dtype, device=device)
+
+
+@functools.cache
 def _constant_exponents(d: int, dtype: torch.dtype, device: torch.device) -> Tensor:
     """:func:`_exponents`, computed once per dimension, dtype and device."""
     return torch.arange(d, dtype=dtype, device=device) / (d - 1)
@@ -179,13 +185,15 @@ def _t_osz(z: Tensor, buffers: tuple[Tensor, Tensor, Tensor] | None = None) -> T
         buffers = (torch.empty_like(z), torch.empty_like(z), torch.empty_like(z))
     t_buf, pos, wiggle = buffers
     t = torch.abs(z, out=t_buf).log_().div_(0.1)
-    pos.copy_(z > 0)  # 1.0 / 0.0
+    torch.gt(z, 0, out=pos)  # 1.0 / 0.0
     # c1 t and c2 t as products with c1 = 0.55 + 0.45 [z > 0] (exactly 1 or 0.55) and c2 =
     # 0.31 + 0.48 [z > 0] (exactly 0.79 or 0.31): the same products as picking per element,
     # without torch.where's per-element branch on the random signs. In place on two buffers
-    # (products and sums commute exactly, so the order of the operands does not matter).
-    torch.mul(pos, 0.45, out=wiggle).add_(0.55).mul_(t).sin_()
-    wiggle.add_(pos.mul_(0.48).add_(0.31).mul_(t).sin_()).mul_(0.49)
+    # (products and sums commute exactly, so the order of the operands does not matter; the
+    # scaled [z > 0] is exact, so the additions round once, fused or not).
+    torch.add(_scalar(0.55, z.dtype, z.device), pos, alpha=0.45, out=wiggle).mul_(t).sin_()
+    c2 = torch.add(_scalar(0.31, z.dtype, z.device), pos, alpha=0.48, out=pos)
+    wiggle.add_(c2.mul_(t).sin_()).mul_(0.49)
     # exp(0.1 * (t + w)) == exp(t + w) ** 0.1, without the overflow of the intermediate.
     out = wiggle.add_(t).mul_(0.1).exp_()
     return out.copysign_(z).masked_fill_(z == 0, 0.0)

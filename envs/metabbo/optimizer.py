@@ -597,12 +597,12 @@ def _crowding_select(
     nearest = _nearest(trial, x, None if all_alive else alive)  # [B, P]: each trial's rival
     clean_ft = _clean(ft)
     key = clean_ft if all_alive else torch.where(alive, clean_ft, math.inf)  # dead: no rival
-    inf = torch.full((b, p), math.inf, dtype=key.dtype, device=x.device)
-    best = inf.scatter_reduce(1, nearest, key, reduce="amin", include_self=True)  # [B, P(pop)]
+    best = torch.full((b, p), math.inf, dtype=key.dtype, device=x.device)
+    best.scatter_reduce_(1, nearest, key, reduce="amin", include_self=True)  # [B, P(pop)]
     rows = torch.arange(p, device=x.device).expand(b, -1)
     cand = torch.where(key == best.gather(1, nearest), rows, p)
     winner = torch.full((b, p), p, dtype=torch.long, device=x.device)
-    winner = winner.scatter_reduce(1, nearest, cand, reduce="amin", include_self=True)  # [B, P]
+    winner.scatter_reduce_(1, nearest, cand, reduce="amin", include_self=True)  # [B, P]
     has = winner < p
     if all_alive:
         # key is clean_ft, so a target's winner has exactly the smallest key it received: best
