@@ -62,7 +62,7 @@ from gymforge.envs.metabbo.bbob_instances import (
     coco_parameters,
     random_parameters,
 )
-from gymforge.envs.metabbo.workspace import scratch
+from gymforge.envs.metabbo.workspace import temporary
 
 __all__ = [
     "FUNCTION_IDS",
@@ -333,7 +333,7 @@ def _osz_family(g: _Group, x: Tensor) -> Tensor:
     outer part on its rows: the kernels' arithmetic, element by element."""
     # y and T_osz's work in reused scratch buffers (:mod:`.workspace`): the outer parts
     # reduce z to fresh [n, P] values
-    buffers = [scratch(f"osz{i}", x.shape, x.dtype, x.device) for i in range(4)]
+    buffers = [temporary(f"osz{i}", x.shape, x.dtype, x.device) for i in range(4)]
     y = torch.sub(x, g.args.x_opt[:, None, :], out=buffers[0])
     k = g.rotated_from
     if k < y.shape[0]:

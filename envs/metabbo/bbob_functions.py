@@ -29,7 +29,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from gymforge.envs.metabbo.workspace import scratch
+from gymforge.envs.metabbo.workspace import temporary
 
 __all__ = ["FUNCTION_NAMES", "KERNELS", "OSZ_FAMILY", "OSZ_ROTATED", "KernelArgs"]
 
@@ -145,11 +145,11 @@ def _rot(m: Tensor, z: Tensor, out: Tensor | None = None) -> Tensor:
     """
     b, p, d = z.shape
     # z's coordinates, D x [b, 1, P]; the sum and every product in reused scratch buffers
-    zt = scratch("rot_z", (b, d, p), z.dtype, z.device).copy_(z.transpose(1, 2))
+    zt = temporary("rot_z", (b, d, p), z.dtype, z.device).copy_(z.transpose(1, 2))
     rows = zt.split(1, dim=1)
     cols = m.unsqueeze(-1).unbind(2)  # D x [b, D, 1]: m's columns
-    acc = torch.mul(cols[0], rows[0], out=scratch("rot_acc", (b, d, p), z.dtype, z.device))
-    term = scratch("rot_term", (b, d, p), z.dtype, z.device)
+    acc = torch.mul(cols[0], rows[0], out=temporary("rot_acc", (b, d, p), z.dtype, z.device))
+    term = temporary("rot_term", (b, d, p), z.dtype, z.device)
     for col, row in zip(cols[1:], rows[1:], strict=True):
         acc.add_(torch.mul(col, row, out=term))
     if out is None:

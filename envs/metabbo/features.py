@@ -41,7 +41,7 @@ import threading
 import torch
 from torch import Tensor
 
-from gymforge.envs.metabbo.workspace import instance_blocks, scratch
+from gymforge.envs.metabbo.workspace import instance_blocks, scratch, temporary
 
 __all__ = [
     "FEATURE_NAMES",
@@ -149,7 +149,7 @@ def _pairwise_sum(x: Tensor, alive: Tensor | None) -> Tensor:
 def _distances_to(x: Tensor, point: Tensor) -> Tensor:
     """``[B, P]`` Euclidean distances ``(x - point).norm(dim=-1)`` of the rows of ``x``
     (``[B, P, D]``) to ``point`` (``[B, 1, D]``), the differences in a reused scratch buffer."""
-    diff = scratch("diff", x.shape, x.dtype, x.device)
+    diff = temporary("diff", x.shape, x.dtype, x.device)
     return torch.sub(x, point, out=diff).norm(dim=-1)
 
 

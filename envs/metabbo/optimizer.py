@@ -80,7 +80,7 @@ from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate, evaluate_finite
 from gymforge.envs.metabbo.draws import uniforms
 from gymforge.envs.metabbo.features import centred_float32
-from gymforge.envs.metabbo.workspace import instance_blocks, scratch
+from gymforge.envs.metabbo.workspace import instance_blocks, scratch, temporary
 
 __all__ = [
     "BOUND_HANDLINGS",
@@ -355,7 +355,7 @@ def _gather_donors(x: Tensor, donors: list[Tensor]) -> list[Tensor]:
     b, n, d = x.shape
     k, p = len(donors), donors[0].shape[1]
     rows = torch.stack(donors).add_((torch.arange(b, device=x.device) * n)[:, None])  # [k, B, P]
-    got = scratch("donors", (k * b * p, d), x.dtype, x.device)
+    got = temporary("donors", (k * b * p, d), x.dtype, x.device)
     torch.index_select(x.reshape(b * n, d), 0, rows.view(-1), out=got)
     return list(got.view(k, b, p, d).unbind(0))
 
@@ -564,7 +564,7 @@ def _nearest(u: Tensor, x: Tensor, alive: Tensor | None) -> Tensor:
     # computed already for the last observation's pairwise distances
     centre, xc, sq = centred_float32(x)
     # (u - centre) rounded to float32 as it is stored (no float64 temporary)
-    uc = torch.sub(u, centre, out=scratch("uc", u.shape, torch.float32, u.device))
+    uc = torch.sub(u, centre, out=temporary("uc", u.shape, torch.float32, u.device))
     norms = sq.view(b, 1, p)  # [B, 1, Px]
     dead = None if alive is None else torch.where(alive, 0.0, math.inf).to(torch.float32)
     index = torch.arange(p, dtype=torch.float32, device=x.device)

@@ -1,4 +1,4 @@
-"""Reusable scratch buffers for the large ``[B, P, P]`` matrices of a MetaBBO generation.
+"""Reusable scratch buffers for the large matrices and temporaries of a MetaBBO generation.
 
 Crowding's nearest-neighbour scores and the mean pairwise distance feature each fill one
 ``[B, P, P]`` matrix per generation (2.5 MB in float32 at ``B = 64``, ``P = 100``). Allocated
@@ -6,6 +6,8 @@ afresh every time, such blocks come from new pages that the kernel must map and 
 hundred microseconds, more than the matrix product itself); kept here and reused, they stay
 mapped and cached. :func:`instance_blocks` splits a batch so that one block's matrix stays below
 :data:`MAX_BLOCK_ELEMENTS`, which bounds the memory held whatever the batch size.
+:func:`temporary` does the same for the ``[B, P, D]``-sized temporaries of a generation (donor
+rows, trial vectors, the objective's work tensors), up to :data:`MAX_TEMPORARY_ELEMENTS` each.
 
 A buffer is scratch for the duration of one call: callers must not keep views of it. Buffers are
 per thread, so concurrent environments in different threads do not share them.
@@ -19,10 +21,18 @@ import threading
 import torch
 from torch import Tensor
 
-__all__ = ["MAX_BLOCK_ELEMENTS", "instance_blocks", "scratch"]
+__all__ = [
+    "MAX_BLOCK_ELEMENTS",
+    "MAX_TEMPORARY_ELEMENTS",
+    "instance_blocks",
+    "scratch",
+    "temporary",
+]
 
 #: largest ``[b, P, P]`` block (elements) that one scratch matrix holds
 MAX_BLOCK_ELEMENTS = 1 << 22
+#: largest temporary (elements) that :func:`temporary` keeps in scratch memory
+MAX_TEMPORARY_ELEMENTS = 1 << 20
 
 _LOCAL = threading.local()
 
@@ -51,6 +61,18 @@ def scratch(name: str, shape: tuple[int, ...], dtype: torch.dtype, device: torch
             del views[old]
     view = views[key] = buf[:numel].view(shape)
     return view
+
+
+def temporary(
+    name: str, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device
+) -> Tensor:
+    """Memory for a temporary of one call: :func:`scratch` memory when it holds at most
+    :data:`MAX_TEMPORARY_ELEMENTS` elements (the usual batch sizes, where fresh blocks of a few
+    hundred kilobytes per generation cost more in page faults than in arithmetic), a fresh
+    tensor above (so that the memory held stays bounded whatever the batch size)."""
+    if math.prod(shape) <= MAX_TEMPORARY_ELEMENTS:
+        return scratch(name, shape, dtype, device)
+    return torch.empty(shape, dtype=dtype, device=device)
 
 
 def instance_blocks(b: int, per_instance: int, limit: int = MAX_BLOCK_ELEMENTS) -> list[slice]:

@@ -425,3 +425,35 @@ def test_scratch_views_are_kept_per_shape_and_follow_a_grown_buffer() -> None:
     assert again is not a and again.data_ptr() == big.data_ptr()
     other = scratch("test-scratch-2", (2, 3), torch.float64, cpu)
     assert other.data_ptr() != again.data_ptr()
+
+
+def test_temporaries_above_the_cap_are_fresh_and_give_the_same_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Large temporaries are fresh tensors (bounded memory), small ones scratch memory; a run
+    computes the same bits either way."""
+    from gymforge.core.seeding import InstanceRNG
+    from gymforge.envs.metabbo import workspace
+
+    cpu = torch.device("cpu")
+    small = workspace.temporary("test-temporary", (3, 4), torch.float64, cpu)
+    assert (
+        small.data_ptr()
+        == workspace.scratch("test-temporary", (3, 4), torch.float64, cpu).data_ptr()
+    )
+
+    def run() -> list[torch.Tensor]:
+        config = opt.DEConfig(dimension=5, population_size=20, selection="crowding")
+        inst = random_instances([2, 10, 11, 1], 5, [1, 2, 3, 4])
+        rng = InstanceRNG.create([7, 8, 9, 10])
+        state = opt.initial_state(config, inst, rng)
+        for _ in range(5):
+            state = opt.step(config, inst, state, {"F1": 0.6, "F2": 0.5, "Cr": 0.8}, rng)
+        return [state.population, state.fitness, state.best_f]
+
+    kept = run()
+    monkeypatch.setattr(workspace, "MAX_TEMPORARY_ELEMENTS", 0)
+    big = workspace.temporary("test-temporary", (3, 4), torch.float64, cpu)
+    assert big.data_ptr() != small.data_ptr()
+    for a, b in zip(run(), kept, strict=True):
+        assert torch.equal(a, b)
