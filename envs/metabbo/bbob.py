@@ -372,7 +372,8 @@ def evaluate_finite(instances: BBOBInstances, x: Tensor) -> Tensor:
     are all finite (unchecked: the caller knows it, e.g. a population clipped into the box).
     Values that overflow still evaluate to ``+inf``."""
     out = _evaluate_groups(instances, x)
-    return torch.where(torch.isnan(out), math.inf, out)
+    # NaN -> +inf, infinities kept: torch.where(torch.isnan(out), math.inf, out), one pass
+    return torch.nan_to_num(out, nan=math.inf, posinf=math.inf, neginf=-math.inf)
 
 
 def _evaluate_groups(instances: BBOBInstances, x: Tensor) -> Tensor:

@@ -111,7 +111,8 @@ class MetaBBOState:
     @property
     def error(self) -> Tensor:
         """``[B]`` float64 best error ``f* - f_opt`` (clamped at 0)."""
-        return _error(self.best_f, self.problems.f_opt)
+        err = self.__dict__.get("_error")  # computed already by the step that made this state
+        return _error(self.best_f, self.problems.f_opt) if err is None else err
 
     @property
     def evaluations(self) -> Tensor:
@@ -123,7 +124,8 @@ class MetaBBOState:
 
 def _error(best_f: Tensor, f_opt: Tensor) -> Tensor:
     err = best_f - f_opt
-    return torch.where(torch.isnan(err), math.inf, err).clamp(min=0.0)
+    # NaN -> +inf (infinities kept), then clamped: in [0, inf], never NaN
+    return torch.nan_to_num(err, nan=math.inf, posinf=math.inf, neginf=-math.inf).clamp(min=0.0)
 
 
 def _union(subpops: tuple[DEState, ...]) -> tuple[Tensor, Tensor, Tensor]:
@@ -310,13 +312,24 @@ def step(
     advance = 1 if everyone else active.long()
     generation = state.generation + advance
     stagnation = torch.where(better, 0, state.stagnation + advance)
-    f_opt = state.problems.f_opt
-    prev_err, err = _error(state.best_f, f_opt), _error(best_f, f_opt)
-    e0 = state.init_error
-    usable = torch.isfinite(e0) & (e0 > 0) & torch.isfinite(err) & torch.isfinite(prev_err)
+    prev_err, err = state.error, _error(best_f, state.problems.f_opt)
+    # per-episode constants of the reward, and whether the previous error was finite: computed
+    # by the step that made `state` (caches in the instance dict, not fields)
+    cache = state.__dict__
+    if "_e0_usable" not in cache:
+        e0 = state.init_error
+        cache["_e0_usable"] = torch.isfinite(e0) & (e0 > 0)  # once per episode
+        # e0 where usable, else 1: the divisor of every lane the reward keeps (other lanes are
+        # discarded by the where below, so they may divide by anything)
+        cache["_e0_divisor"] = torch.where(cache["_e0_usable"], e0, 1.0)
+    prev_finite = cache.get("_error_finite")
+    if prev_finite is None:
+        prev_finite = torch.isfinite(prev_err)
+    err_finite = err < math.inf  # errors are never NaN (see _error): isfinite(err)
+    usable = cache["_e0_usable"] & err_finite & prev_finite
     if not everyone:
         usable &= active
-    reward = torch.where(usable, (prev_err - err) / torch.where(usable, e0, 1.0), 0.0)
+    reward = torch.where(usable, (prev_err - err) / cache["_e0_divisor"], 0.0)
     terminated = err <= config.target_error
     truncated = ~terminated & (generation >= config.max_generations)
     if everyone:
@@ -337,6 +350,12 @@ def step(
         stagnation=stagnation,
         improved=improved,
         done=done,
+    )
+    new.__dict__.update(
+        _error=err,
+        _error_finite=err_finite,
+        _e0_usable=cache["_e0_usable"],
+        _e0_divisor=cache["_e0_divisor"],
     )
     return new, reward.to(torch.float32), terminated, truncated
 

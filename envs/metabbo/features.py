@@ -146,11 +146,15 @@ def _pairwise_sum(x: Tensor, alive: Tensor | None) -> Tensor:
     return out
 
 
-def _distances_to(x: Tensor, point: Tensor) -> Tensor:
-    """``[B, P]`` Euclidean distances ``(x - point).norm(dim=-1)`` of the rows of ``x``
-    (``[B, P, D]``) to ``point`` (``[B, 1, D]``), the differences in a reused scratch buffer."""
-    diff = temporary("diff", x.shape, x.dtype, x.device)
-    return torch.sub(x, point, out=diff).norm(dim=-1)
+def _distances_to(x: Tensor, points: Tensor) -> Tensor:
+    """``[B, K, P]`` Euclidean distances ``(x - points[:, k]).norm(dim=-1)`` of the rows of
+    ``x`` (``[B, P, D]``) to each of ``points`` (``[B, K, D]``), the differences in a reused
+    scratch buffer (every row's norm is the same reduction over its ``D`` coordinates, whatever
+    ``K``)."""
+    b, p, d = x.shape
+    k = points.shape[1]
+    diff = temporary("diff", (b, k, p, d), x.dtype, x.device)
+    return torch.sub(x[:, None], points[:, :, None], out=diff).norm(dim=-1)
 
 
 def _masked_mean(v: Tensor, mask: Tensor | None, n: Tensor | float) -> Tensor:
@@ -190,11 +194,13 @@ def status_features(
     mask = None if bool(alive.all()) else alive  # the usual full population skips the masking
     # alive rows per instance (dividing by the float P or by a tensor of P's is the same)
     n: Tensor | float = float(x.shape[1]) if mask is None else alive.sum(-1).to(torch.float64)
-    finite_max = torch.isfinite(init_max)
+    # `t.abs() < inf` is torch.isfinite(t) (False for NaN and both infinities) in two passes
+    # where torch's isfinite takes four
+    finite_max = init_max.abs() < math.inf
     c_max = torch.where(finite_max, init_max, 0.0)
-    c = torch.where(torch.isfinite(cost), cost, c_max[:, None])  # [B, P]
+    c = torch.where(cost.abs() < math.inf, cost, c_max[:, None])  # [B, P]
     g = best_f
-    ok = finite_max & torch.isfinite(g)
+    ok = finite_max & (g.abs() < math.inf)
     g0 = torch.where(ok, g, 0.0)
     c = torch.where(ok[:, None], c, 0.0)
     span = (c_max - g0).clamp(min=0.0)
@@ -205,19 +211,31 @@ def status_features(
     cbest = c.gather(1, cbest_idx[:, None]).squeeze(1)
     x_c = x.gather(1, cbest_idx[:, None, None].expand(-1, 1, d))  # [B, 1, D]
 
-    f0 = _masked_mean(c - g0[:, None], mask, n) / gap_den
+    # The three cost means in one pass over a [B, 3, P] block: the gaps to gbest and to cbest,
+    # and the costs themselves (c - 0 is c, signed zeros and NaN included); each row is the
+    # same subtraction and sum over P as on its own.
+    n_col = n if mask is None else n[:, None]  # type: ignore[index]
+    refs = torch.stack([g0, cbest, torch.zeros_like(g0)], dim=1)  # [B, 3]
+    row_mask = None if mask is None else mask[:, None, :]
+    means = _masked_mean(c[:, None, :] - refs[:, :, None], row_mask, n_col)  # [B, 3]
+    gaps = means[:, :2] / gap_den[:, None]  # f0, f6
+    f0, f6, mean_c = gaps[:, 0], gaps[:, 1], means[:, 2]
     f1 = _pairwise_sum(x, mask) / (n * n) / diag
-    mean_c = _masked_mean(c, mask, n)
     var = _masked_mean((c - mean_c[:, None]) ** 2, mask, n)
     f2 = var.sqrt() / (span / 2.0 + _EPS)
     f3 = (max_generations - generation).to(torch.float64) / max_generations
     f4 = stagnation.to(torch.float64) / max_generations
-    f5 = _masked_mean(_distances_to(x, x_c), mask, n) / diag
-    f6 = _masked_mean(c - cbest[:, None], mask, n) / gap_den
     bx = best_x.to(torch.float64)[:, None, :]
-    bx = torch.where(torch.isfinite(bx), bx, 0.0)
-    f7 = _masked_mean(_distances_to(x, bx), mask, n) / diag
+    bx = torch.nan_to_num(bx, nan=0.0, posinf=0.0, neginf=0.0)  # non-finite -> 0
+    # mean distances to cbest and to gbest, both from one [B, 2, P, D] block
+    dist = _masked_mean(_distances_to(x, torch.cat([x_c, bx], dim=1)), row_mask, n_col) / diag
+    f5, f7 = dist[:, 0], dist[:, 1]
     f8 = improved.to(torch.float64)
-    cost_ok = ok.to(torch.float64)
-    out = torch.stack([f0 * cost_ok, f1, f2 * cost_ok, f3, f4, f5, f6 * cost_ok, f7, f8], dim=-1)
+    if bool(ok.all()):  # the usual case: the cost features are kept (f * 1.0 is f)
+        out = torch.stack([f0, f1, f2, f3, f4, f5, f6, f7, f8], dim=-1)
+    else:
+        cost_ok = ok.to(torch.float64)
+        out = torch.stack(
+            [f0 * cost_ok, f1, f2 * cost_ok, f3, f4, f5, f6 * cost_ok, f7, f8], dim=-1
+        )
     return torch.nan_to_num(out, nan=0.0).clamp(0.0, 1.0).to(torch.float32)

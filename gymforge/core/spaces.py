@@ -15,6 +15,23 @@ def _first_bad(mask: torch.Tensor) -> int:
     return int(torch.nonzero(mask.reshape(mask.shape[0], -1).any(dim=1))[0, 0])
 
 
+def _in_uniform_range(action: torch.Tensor, space: spaces.Discrete | spaces.MultiDiscrete) -> bool:
+    """Fast path for an integer ``action``: True when every entry of ``space`` allows the same
+    range ``[start, start + n)`` and all of ``action`` lies in it (one ``aminmax``); False means
+    "not known to be valid" (the full check decides, and words any error)."""
+    if action.numel() == 0:
+        return False
+    if isinstance(space, spaces.Discrete):
+        lo, n = int(space.start), int(space.n)
+    else:
+        starts, ns = np.asarray(space.start).reshape(-1), np.asarray(space.nvec).reshape(-1)
+        if ns.size == 0 or starts.min() != starts.max() or ns.min() != ns.max():
+            return False
+        lo, n = int(starts[0]), int(ns[0])
+    amin, amax = torch.aminmax(action)
+    return lo <= int(amin) and int(amax) < lo + n
+
+
 def validate_batched_action(
     action: torch.Tensor, space: spaces.Space, num_envs: int, field: str = "action"
 ) -> None:
@@ -40,6 +57,8 @@ def validate_batched_action(
         return
     if action.dtype.is_floating_point or action.dtype == torch.bool:
         raise ValueError(f"{field} must hold integers, got dtype {action.dtype}")
+    if _in_uniform_range(action, space):
+        return
     start = torch.as_tensor(np.asarray(space.start), device=action.device)
     n = torch.as_tensor(
         np.asarray(space.n if isinstance(space, spaces.Discrete) else space.nvec),

@@ -409,7 +409,11 @@ def test_in_place_and_out_variants_equal_the_plain_expressions() -> None:
     out = torch.empty(z.shape, dtype=torch.float32)
     assert torch.equal(features._centred_into(out, z, centre), (z - centre).to(torch.float32))
     point = z[:, 4:5]
-    assert torch.equal(features._distances_to(z, point), (z - point).norm(dim=-1))
+    assert torch.equal(features._distances_to(z, point)[:, 0], (z - point).norm(dim=-1))
+    points = torch.cat([point, z[:, 9:10] * 0.5], dim=1)  # [B, 2, D]: each its own norms
+    both = features._distances_to(z, points)
+    for k in range(2):
+        assert torch.equal(both[:, k], (z - points[:, k : k + 1]).norm(dim=-1))
 
 
 def test_scratch_views_are_kept_per_shape_and_follow_a_grown_buffer() -> None:
@@ -457,3 +461,112 @@ def test_temporaries_above_the_cap_are_fresh_and_give_the_same_bits(
     assert big.data_ptr() != small.data_ptr()
     for a, b in zip(run(), kept, strict=True):
         assert torch.equal(a, b)
+
+
+def _specials(dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    g = torch.Generator().manual_seed(5)
+    v = torch.randn(4, 50, generator=g, dtype=dtype) * 1e3
+    v.view(-1)[:8] = torch.tensor(
+        [math.nan, math.inf, -math.inf, 0.0, -0.0, 1e308, -1e308, 5e-324], dtype=dtype
+    )
+    return v
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    bits = {torch.float64: torch.int64, torch.float32: torch.int32}
+    if a.dtype in bits:
+        a, b = a.contiguous().view(bits[a.dtype]), b.contiguous().view(bits[b.dtype])
+    return a.dtype == b.dtype and torch.equal(a, b)
+
+
+def test_clean_and_error_equal_their_where_formulas() -> None:
+    from gymforge.envs.metabbo.dynamics import _error
+
+    f = _specials()
+    assert _same_bits(opt._clean(f), torch.where(torch.isfinite(f), f, math.inf))
+    f_opt = torch.tensor([0.0, -1.0, 3.5, 1e300], dtype=torch.float64)[:, None]
+    err = f - f_opt
+    plain = torch.where(torch.isnan(err), math.inf, err).clamp(min=0.0)
+    assert _same_bits(_error(f, f_opt), plain)
+    for t in (f, f.to(torch.float32)):  # the isfinite spelling of features.py
+        assert torch.equal(t.abs() < math.inf, torch.isfinite(t))
+    plain_bx = torch.where(torch.isfinite(f), f, 0.0)
+    assert _same_bits(torch.nan_to_num(f, nan=0.0, posinf=0.0, neginf=0.0), plain_bx)
+
+
+def test_status_features_equal_the_per_feature_formulas() -> None:
+    """The fused [B, 3, P] cost means and [B, 2, P, D] distances against one feature at a time
+    (and the masked path, and non-finite costs)."""
+    from gymforge.envs.metabbo.features import _pairwise_sum, status_features
+
+    g = torch.Generator().manual_seed(7)
+    b, p, d = 5, 30, 4
+    x = torch.rand(b, p, d, generator=g, dtype=torch.float64) * 10 - 5
+    cost = torch.rand(b, p, generator=g, dtype=torch.float64) * 100
+    cost[1, 3], cost[2, 4] = math.inf, math.nan
+    best_x = x[:, 0].clone()
+    best_f = cost.nan_to_num(nan=0.0, posinf=0.0).amin(-1) - 1.0
+    best_f[3] = math.inf  # no finite gbest: cost features 0
+    init_max = torch.full((b,), 150.0, dtype=torch.float64)
+    gen, stag = torch.arange(b) * 7, torch.arange(b)
+    improved = torch.arange(b) % 2 == 0
+    for masked in (False, True):
+        alive = torch.ones(b, p, dtype=torch.bool)
+        if masked:
+            alive[:, p - 7 :] = False
+        got = status_features(
+            x, cost, alive, best_x, best_f, init_max, gen, stag, improved, 50, 10.0
+        )
+        n = alive.sum(-1).to(torch.float64) if masked else float(p)
+        ok = torch.isfinite(best_f)
+        c = torch.where(torch.isfinite(cost), cost, init_max[:, None])
+        g0 = torch.where(ok, best_f, 0.0)
+        c = torch.where(ok[:, None], c, 0.0)
+        span = (init_max - g0).clamp(min=0.0)
+
+        def mean(v: torch.Tensor, alive=alive, masked=masked, n=n) -> torch.Tensor:
+            return (torch.where(alive, v, 0.0) if masked else v).sum(-1) / n
+
+        i = torch.where(alive, c, math.inf).argmin(-1)
+        cbest = c.gather(1, i[:, None])
+        x_c = x.gather(1, i[:, None, None].expand(-1, 1, d))
+        diag = 10.0 * math.sqrt(d)
+        mean_c = mean(c)
+        f = [
+            mean(c - g0[:, None]) / (span + 1e-8),
+            _pairwise_sum(x, alive if masked else None) / (n * n) / diag,
+            mean((c - mean_c[:, None]) ** 2).sqrt() / (span / 2.0 + 1e-8),
+            (50 - gen).to(torch.float64) / 50,
+            stag.to(torch.float64) / 50,
+            mean((x - x_c).norm(dim=-1)) / diag,
+            mean(c - cbest) / (span + 1e-8),
+            mean((x - best_x[:, None]).norm(dim=-1)) / diag,
+            improved.to(torch.float64),
+        ]
+        okf = ok.to(torch.float64)
+        f[0], f[2], f[6] = f[0] * okf, f[2] * okf, f[6] * okf
+        want = torch.nan_to_num(torch.stack(f, -1), nan=0.0).clamp(0.0, 1.0).to(torch.float32)
+        assert _same_bits(got, want), masked
+
+
+def test_cached_reward_terms_equal_the_plain_reward() -> None:
+    """dynamics.step reuses the previous step's error and the episode's e0 terms: the rewards
+    and errors of a run equal those recomputed from the states."""
+    from gymforge.envs.metabbo.dynamics import _error
+    from gymforge.envs.metabbo.gym_env import MetaBBOVecEnv
+
+    env = MetaBBOVecEnv(num_envs=6, split="all", max_generations=30)
+    env.reset(seed=3)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(40):
+        prev_f, e0 = env.state.best_f.clone(), env.state.init_error.clone()
+        f_opt = env.state.problems.f_opt.clone()
+        act = torch.randint(0, 16, (6, 3), generator=g)
+        _, reward, term, trunc, info = env.step(act)
+        done = term | trunc
+        prev_err = _error(prev_f, f_opt)
+        err = torch.where(done, info["best_error"], _error(env.state.best_f, f_opt))
+        usable = torch.isfinite(e0) & (e0 > 0) & torch.isfinite(err) & torch.isfinite(prev_err)
+        want = torch.where(usable, (prev_err - err) / torch.where(usable, e0, 1.0), 0.0)
+        assert _same_bits(reward, want.to(torch.float32))
+        assert _same_bits(env.state.error, _error(env.state.best_f, env.state.problems.f_opt))
