@@ -463,6 +463,12 @@ def _exponential_masks(d: int, device: torch.device) -> Tensor:
     return table.reshape(d * d, d)
 
 
+@functools.cache
+def _exponential_words(d: int, device: torch.device) -> Tensor:
+    """:func:`_exponential_masks` as int64 words, all bits set where True (a constant)."""
+    return _exponential_masks(d, device).to(torch.int64).neg_()
+
+
 def _crossover(
     config: DEConfig, x: Tensor, v: Tensor, cr: Tensor, u_start: Tensor, u_mask: Tensor
 ) -> Tensor:
@@ -482,7 +488,12 @@ def _crossover(
         extra = torch.cumprod(cont.long(), dim=-1).sum(-1)  # [B, P]: L - 1, in 0..D-1
         # take_j = ((j - j0) mod D) < L, looked up in a [j0, L - 1] table of the D^2 masks
         rows = start.mul_(d).add_(extra).view(-1)
-        take = _exponential_masks(d, x.device).index_select(0, rows).view(x.shape)
+        # the masks as all-ones / zero int64 words: u = ((v ^ x) & m) ^ x is v where m, x
+        # elsewhere, bit for bit (torch.where's bits, without its per-element branch)
+        m = _exponential_words(d, x.device).index_select(0, rows).view(x.shape)
+        xi = x.view(torch.int64)
+        v.view(torch.int64).bitwise_xor_(xi).bitwise_and_(m).bitwise_xor_(xi)
+        return v
     return torch.where(take, v, x, out=v)
 
 

@@ -570,3 +570,23 @@ def test_cached_reward_terms_equal_the_plain_reward() -> None:
         want = torch.where(usable, (prev_err - err) / torch.where(usable, e0, 1.0), 0.0)
         assert _same_bits(reward, want.to(torch.float32))
         assert _same_bits(env.state.error, _error(env.state.best_f, env.state.problems.f_opt))
+
+
+def test_exponential_crossover_bit_select_equals_torch_where() -> None:
+    """The int64 mask words pick v's or x's bits exactly (NaN payloads, signed zeros)."""
+    g = torch.Generator().manual_seed(21)
+    b, p, d = 4, 25, 6
+    config = opt.DEConfig(dimension=d, population_size=p, crossover="exponential")
+    x = torch.randn(b, p, d, generator=g, dtype=torch.float64)
+    v = torch.randn(b, p, d, generator=g, dtype=torch.float64)
+    x.view(-1)[:4] = torch.tensor([math.nan, -0.0, math.inf, -math.nan], dtype=torch.float64)
+    v.view(-1)[4:8] = torch.tensor([-math.nan, -0.0, -math.inf, 0.0], dtype=torch.float64)
+    u_start = torch.rand(b, p, generator=g)
+    u_mask = torch.rand(b, p, d - 1, generator=g)
+    cr = torch.full((b, 1, 1), 0.6, dtype=torch.float64)
+    start = torch.clamp((u_start * d).long(), max=d - 1)
+    extra = torch.cumprod((u_mask < opt._float32_threshold(cr)).long(), dim=-1).sum(-1)
+    take = opt._exponential_masks(d, x.device)[(start * d + extra).view(-1)].view(x.shape)
+    want = torch.where(take, v, x)
+    got = opt._crossover(config, x, v.clone(), cr, u_start, u_mask)
+    assert torch.equal(got.view(torch.int64), want.view(torch.int64))
