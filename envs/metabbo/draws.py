@@ -13,6 +13,7 @@ lane)``); ``tests/envs/metabbo/test_fast_paths.py`` checks the draws against ``r
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -38,6 +39,12 @@ def _layout(sizes: tuple[int, ...], device: torch.device) -> tuple[Tensor, list[
     return _LAYOUTS[key]
 
 
+@functools.cache
+def _draw_offsets(n: int, device: torch.device) -> Tensor:
+    """``[n]`` int64 ``0..n-1`` (a shared constant, never modified)."""
+    return torch.arange(n, device=device)
+
+
 def uniforms(
     rng: InstanceRNG, shapes: Sequence[tuple[int, ...]], where: Tensor | None = None
 ) -> list[Tensor]:
@@ -46,9 +53,13 @@ def uniforms(
     sizes = tuple(math.prod(s) for s in shapes)
     lanes, spans = _layout(sizes, rng.seed.device)
     b = rng.seed.shape[0]
-    step = torch.ones_like(rng.counter) if where is None else where.long()
-    ks = torch.arange(len(sizes), device=step.device)
-    counter = rng.counter[:, None] + step[:, None] * ks  # [B, S]: each draw's counter
+    ks = _draw_offsets(len(sizes), rng.counter.device)
+    if where is None:  # every instance advances: each draw's counter is counter + s
+        step: Tensor | int = len(sizes)
+        counter = rng.counter[:, None] + ks  # [B, S]
+    else:
+        step = where.long()
+        counter = rng.counter[:, None] + step[:, None] * ks  # [B, S]: each draw's counter
     # the per-(key, counter) half of the hash, as seeding._hash_mixed_lane computes it
     mask = seeding._MASK32
     counter_mix = (counter & mask) * 0x165667B1 ^ ((counter >> 32) & mask) * 0xD3A2646C
@@ -61,5 +72,5 @@ def uniforms(
     # the 24 high bits, exactly representable in float32, scaled into [0, 1)
     bits.bitwise_right_shift_(8).bitwise_and_(0xFFFFFF)
     u = bits.to(torch.float32).mul_(1.0 / 16777216.0)
-    rng.counter = rng.counter + step * len(sizes)
+    rng.counter = rng.counter + (step if where is None else step * len(sizes))
     return [u[:, lo:hi].reshape(b, *s) for (lo, hi), s in zip(spans, shapes, strict=True)]

@@ -388,7 +388,7 @@ class _Draws:
     repair: Tensor | None  # [B, P, D] fresh values of the "random" bound handling, if it runs
 
 
-def _draw(config: DEConfig, p: int, rng: InstanceRNG, active: Tensor) -> _Draws:
+def _draw(config: DEConfig, p: int, rng: InstanceRNG, active: Tensor | None) -> _Draws:
     """Every uniform of a generation, as the modules draw them one after the other (mutation,
     crossover start, crossover mask, random bound repair), in one pass (:func:`.draws.uniforms`)."""
     d = config.dimension
@@ -695,7 +695,7 @@ def step(
     """
     _check_problems(config, problems, rng)
     b, dev = problems.batch_size, problems.device
-    act = torch.ones(b, dtype=torch.bool, device=dev) if active is None else active.to(dev)
+    act = None if active is None else active.to(dev)  # None: every instance (the same draws)
     names = required_hyperparameters(config.mutation, config.bound_handling)
     f1 = _hyper(hyper, "F1", b, dev)
     f2 = _hyper(hyper, "F2", b, dev) if "F2" in names else f1
@@ -745,7 +745,7 @@ def step(
         archive=archive,
         archive_inserted=inserted,
     )
-    if active is None:
+    if act is None:  # every instance ran
         return new
     return _select_state(act, new, state)
 
