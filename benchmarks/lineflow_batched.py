@@ -1079,6 +1079,57 @@ def verdicts(
     return {"scenarios": rows, "passed": overall}
 
 
+def cost_model(
+    summary: dict[str, dict[str, Any]], scenarios: list[str], threads: list[int]
+) -> dict[str, Any]:
+    """Split a vector step's time at ``TARGET_BATCH`` into a fixed and a per-instance part.
+
+    Two-point fit of the median ms per vector step, ``t(B) = fixed + per_instance * B``, through
+    ``TARGET_BATCH`` and the largest measured B (same thread setting). ``fixed`` is the cost that
+    does not grow with the batch (operator dispatch and Python: a cost per tensor op, times the
+    op count of the step's event rounds and sweeps); ``per_instance`` is the element work. The target's time budget per vector step is ``TARGET_BATCH / target``: a
+    target is out of reach of any change that only cuts one part when that part alone exceeds
+    the budget. The fit is an approximation (a larger batch also spills caches, which inflates
+    ``per_instance`` and deflates ``fixed``); read it as where the time goes, not to the digit.
+    """
+    rows: dict[str, Any] = {}
+    for key in scenarios:
+        target = SCENARIOS[key].target
+        if target is None:
+            continue
+        for n in sorted(set(threads) | {1}):
+            small = summary.get(group_key(key, TORCH, TARGET_BATCH, n))
+            larger = [
+                row
+                for row in summary.values()
+                if row["scenario"] == key
+                and row["system"] == TORCH
+                and row["threads"] == n
+                and row["batch"] > TARGET_BATCH
+                and row["median_ms_per_vector_step"] is not None
+            ]
+            if small is None or small["median_ms_per_vector_step"] is None or not larger:
+                continue
+            large = max(larger, key=lambda row: row["batch"])
+            t_small, t_large = (
+                small["median_ms_per_vector_step"],
+                large["median_ms_per_vector_step"],
+            )
+            per_instance = (t_large - t_small) / (large["batch"] - TARGET_BATCH)  # ms
+            fixed = t_small - per_instance * TARGET_BATCH
+            rows[f"{key}/threads={n}"] = {
+                "scenario": key,
+                "threads": n,
+                "fit_batches": [TARGET_BATCH, large["batch"]],
+                "ms_per_vector_step": t_small,
+                "fixed_ms": fixed,
+                "per_instance_us": per_instance * 1000,
+                "element_ms_at_target_batch": per_instance * TARGET_BATCH,
+                "budget_ms": TARGET_BATCH / target * 1000,
+            }
+    return rows
+
+
 # --------------------------------------------------------------------------------------------
 # Reporting
 
@@ -1209,6 +1260,33 @@ def target_lines(report: dict[str, Any]) -> list[str]:
             f"| {by_threads or '–'} "
             f"| {'–' if fraction is None else f'{fraction:.1%}'} "
             f"| {fmt_ratio(row['speed_up_needed'])} | {fmt_verdict(row['passed'])} |"
+        )
+    return lines
+
+
+def cost_model_lines(report: dict[str, Any]) -> list[str]:
+    """The fixed / per-instance split of a vector step at the target batch (``cost_model``)."""
+    rows = report.get("cost_model") or {}
+    if not rows:
+        return []
+    lines = [
+        f"Where a vector step's time goes at B={TARGET_BATCH:,}: a two-point fit "
+        "`t(B) = fixed + per_instance × B` through the medians at B="
+        f"{TARGET_BATCH:,} and the largest B (see `cost_model` in the script). `fixed` is "
+        "dispatch and Python (a cost per tensor op), `element work` the part that "
+        "grows with B; `budget` is the time per vector step the target allows.",
+        "",
+        "| scenario | threads | ms / vector step | fixed ms | element work ms (µs / instance) "
+        "| budget ms | fixed ≤ budget? | element work ≤ budget? |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for row in rows.values():
+        lines.append(
+            f"| {row['scenario']} | {row['threads']} | {row['ms_per_vector_step']:.2f} "
+            f"| {row['fixed_ms']:.2f} | {row['element_ms_at_target_batch']:.2f} "
+            f"({row['per_instance_us']:.2f}) | {row['budget_ms']:.2f} "
+            f"| {'yes' if row['fixed_ms'] <= row['budget_ms'] else 'no'} "
+            f"| {'yes' if row['element_ms_at_target_batch'] <= row['budget_ms'] else 'no'} |"
         )
     return lines
 
@@ -1344,6 +1422,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         *target_lines(report),
         "",
     ]
+    cost_lines = cost_model_lines(report)
+    if cost_lines:
+        lines += [*cost_lines, ""]
     for key in report["scenarios"]:
         scenario = report["scenarios"][key]
         lines += [
@@ -1594,6 +1675,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "measurements": [asdict(m) for m in measurements],
         "summary": summary,
         "targets": verdicts(summary, args.scenarios, settings.threads),
+        "cost_model": cost_model(summary, args.scenarios, settings.threads),
         "scenario_details": scenario_details,
         "memory": memory,
     }
