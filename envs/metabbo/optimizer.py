@@ -469,6 +469,28 @@ def _exponential_words(d: int, device: torch.device) -> Tensor:
     return _exponential_masks(d, device).to(torch.int64).neg_()
 
 
+def _leading_successes(u: Tensor, threshold: Tensor) -> Tensor:
+    """``[B, P]`` int64 count of the leading ``u_k < threshold`` along the last axis of ``u``
+    (``[B, P, K]`` float32 uniforms; ``threshold`` broadcasts): ``torch.cumprod((u <
+    threshold).long(), -1).sum(-1)``, computed in float32.
+
+    The comparison writes 1.0 / 0.0 into a float scratch tensor (torch's ``bool`` comparison
+    result is several times slower to produce), the running product is taken in place on it,
+    and the count is a matrix-vector product with ones (sums of at most ``K`` ones are exact in
+    float32, in any order), where an integer ``cumprod`` and a ``sum`` over a short last axis
+    each cost about as much as the whole float version.
+    """
+    cont = temporary("leading", u.shape, torch.float32, u.device)
+    torch.lt(u, threshold, out=cont).cumprod_(-1)
+    return cont.matmul(_ones(u.shape[-1], u.device)).long()
+
+
+@functools.cache
+def _ones(n: int, device: torch.device) -> Tensor:
+    """``[n]`` float32 ones (a shared constant, never modified)."""
+    return torch.ones(n, dtype=torch.float32, device=device)
+
+
 def _crossover(
     config: DEConfig, x: Tensor, v: Tensor, cr: Tensor, u_start: Tensor, u_mask: Tensor
 ) -> Tensor:
@@ -484,8 +506,7 @@ def _crossover(
         j = torch.arange(d, device=x.device)
         take = (u_mask < cr32) | (j == start[..., None])
     else:
-        cont = u_mask < cr32  # [B, P, D-1]
-        extra = torch.cumprod(cont.long(), dim=-1).sum(-1)  # [B, P]: L - 1, in 0..D-1
+        extra = _leading_successes(u_mask, cr32)  # [B, P]: L - 1, in 0..D-1
         # take_j = ((j - j0) mod D) < L, looked up in a [j0, L - 1] table of the D^2 masks
         rows = start.mul_(d).add_(extra).view(-1)
         # the masks as all-ones / zero int64 words: u = ((v ^ x) & m) ^ x is v where m, x

@@ -590,3 +590,18 @@ def test_exponential_crossover_bit_select_equals_torch_where() -> None:
     want = torch.where(take, v, x)
     got = opt._crossover(config, x, v.clone(), cr, u_start, u_mask)
     assert torch.equal(got.view(torch.int64), want.view(torch.int64))
+
+
+@pytest.mark.parametrize("k", [1, 9, 30])
+def test_leading_successes_equal_the_integer_cumprod(k: int) -> None:
+    """The float32 count of leading successes equals the int64 cumprod-and-sum formula, for
+    every run length (thresholds 0 and 1 and NaN included)."""
+    g = torch.Generator().manual_seed(k)
+    u = torch.rand(5, 40, k, generator=g)
+    threshold = torch.rand(5, 1, 1, generator=g) ** 0.2
+    threshold[:3, 0, 0] = torch.tensor([0.0, 1.0, math.nan])
+    expected = torch.cumprod((u < threshold).long(), dim=-1).sum(-1)
+    got = opt._leading_successes(u, threshold)
+    assert got.dtype == torch.int64
+    assert torch.equal(got, expected)
+    assert set(got[1].unique().tolist()) == {k}
