@@ -41,7 +41,7 @@ import threading
 import torch
 from torch import Tensor
 
-from gymforge.envs.metabbo.workspace import instance_blocks, scratch, temporary
+from gymforge.envs.metabbo.workspace import block_size, scratch, temporary
 
 __all__ = [
     "FEATURE_NAMES",
@@ -134,15 +134,20 @@ def _pairwise_sum(x: Tensor, alive: Tensor | None) -> Tensor:
     lhs, rhs = _distance_operands(x, x)
     b, p = x.shape[0], x.shape[1]
     out = torch.empty(b, dtype=torch.float64, device=x.device)
-    for blk in instance_blocks(b, p * p):
-        n = blk.stop - blk.start
+    # the blocks as views made in one call each (see .workspace.block_size); torch.bmm is the
+    # product torch.matmul runs on these [n, P, D + 2] x [n, D + 2, P] operands
+    step = block_size(p * p)
+    lhs_blocks = lhs.split(step)
+    masks = (None,) * len(lhs_blocks) if alive is None else alive.split(step)
+    blocks = zip(lhs_blocks, rhs.mT.split(step), masks, out.split(step), strict=True)
+    for lb, rb, mb, ob in blocks:
+        n = lb.shape[0]
         pair = scratch("pair", (n, p, p), torch.float32, x.device)
-        torch.matmul(lhs[blk], rhs[blk].mT, out=pair).clamp_min_(0).sqrt_()
-        if alive is not None:
-            keep = alive[blk, :, None] & alive[blk, None, :]
-            pair = torch.where(keep, pair, 0.0)
+        torch.bmm(lb, rb, out=pair).clamp_min_(0).sqrt_()
+        if mb is not None:
+            pair = torch.where(mb[:, :, None] & mb[:, None, :], pair, 0.0)
         pair64 = scratch("pair64", (n, p, p), torch.float64, x.device).copy_(pair)
-        torch.sum(pair64, (-1, -2), out=out[blk])
+        torch.sum(pair64, (-1, -2), out=ob)
     return out
 
 

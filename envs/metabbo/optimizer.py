@@ -80,7 +80,7 @@ from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate, evaluate_finite
 from gymforge.envs.metabbo.draws import uniforms
 from gymforge.envs.metabbo.features import centred_float32
-from gymforge.envs.metabbo.workspace import instance_blocks, scratch, temporary
+from gymforge.envs.metabbo.workspace import block_size, scratch, temporary
 
 __all__ = [
     "BOUND_HANDLINGS",
@@ -622,18 +622,25 @@ def _nearest(u: Tensor, x: Tensor, alive: Tensor | None) -> Tensor:
     dead = None if alive is None else torch.where(alive, 0.0, math.inf).to(torch.float32)
     index = _arange(p, x.device, dtype=torch.float32)
     out = torch.empty(b, pu, dtype=torch.float32, device=x.device)
-    # block by block of instances, in a reused scratch matrix (see .workspace)
-    for blk in instance_blocks(b, pu * p):
-        score = scratch("score", (blk.stop - blk.start, pu, p), torch.float32, x.device)
-        torch.bmm(uc[blk], xc[blk].transpose(1, 2), out=score)  # [b, Pu, Px]
+    # block by block of instances, in a reused scratch matrix (see .workspace); each operand's
+    # blocks are views made in one split call
+    step = block_size(pu * p)
+    u_blocks = uc.split(step)
+    deads = (None,) * len(u_blocks) if dead is None else dead[:, None, :].split(step)
+    blocks = zip(
+        u_blocks, xc.mT.split(step), norms.split(step), deads, out.split(step), strict=True
+    )
+    for ub, xb, nb, db, ob in blocks:
+        score = scratch("score", (ub.shape[0], pu, p), torch.float32, x.device)
+        torch.bmm(ub, xb, out=score)  # [b, Pu, Px]
         # ||x_j||^2 - 2 u_i . x_j, in place on the product (-2 s is exact, so fused or not, the
         # addition rounds once)
-        torch.add(norms[blk], score, alpha=-2.0, out=score)
-        if dead is not None:
-            score.add_(dead[blk, None, :])
+        torch.add(nb, score, alpha=-2.0, out=score)
+        if db is not None:
+            score.add_(db)
         # 0 at each row's minima, 1 elsewhere (in place: the minima are read first)
         torch.gt(score, score.amin(-1, keepdim=True), out=score)
-        torch.amin(torch.add(index, score, alpha=float(p), out=score), -1, out=out[blk])
+        torch.amin(torch.add(index, score, alpha=float(p), out=score), -1, out=ob)
     return out.long()
 
 

@@ -4,7 +4,7 @@ Crowding's nearest-neighbour scores and the mean pairwise distance feature each 
 ``[B, P, P]`` matrix per generation (2.5 MB in float32 at ``B = 64``, ``P = 100``). Allocated
 afresh every time, such blocks come from new pages that the kernel must map and zero (several
 hundred microseconds, more than the matrix product itself); kept here and reused, they stay
-mapped and cached. :func:`instance_blocks` splits a batch so that one block's matrix stays below
+mapped and cached. :func:`block_size` splits a batch so that one block's matrix stays below
 :data:`MAX_BLOCK_ELEMENTS`, which bounds the memory held whatever the batch size, and keeps a
 block's passes (product, clamp, square root, float64 copy and sum; or the argmin passes) within
 the core's L2 cache: a 2.5 MB matrix streams each pass through the shared L3 instead. Every
@@ -27,7 +27,7 @@ from torch import Tensor
 __all__ = [
     "MAX_BLOCK_ELEMENTS",
     "MAX_TEMPORARY_ELEMENTS",
-    "instance_blocks",
+    "block_size",
     "scratch",
     "temporary",
 ]
@@ -79,8 +79,8 @@ def temporary(
     return torch.empty(shape, dtype=dtype, device=device)
 
 
-def instance_blocks(b: int, per_instance: int, limit: int = MAX_BLOCK_ELEMENTS) -> list[slice]:
-    """Consecutive slices of ``range(b)`` whose blocks hold at most ``limit`` elements
-    (``per_instance`` each; at least one instance per block)."""
-    step = max(1, limit // max(per_instance, 1))
-    return [slice(i, min(i + step, b)) for i in range(0, b, step)]
+def block_size(per_instance: int, limit: int = MAX_BLOCK_ELEMENTS) -> int:
+    """Instances per block so that a block holds at most ``limit`` elements (``per_instance``
+    each; at least one instance per block). ``t.split(block_size(...))`` gives the blocks of a
+    batch ``t`` as views in one call, cheaper than slicing block by block in Python."""
+    return max(1, limit // max(per_instance, 1))

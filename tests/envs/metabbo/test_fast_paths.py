@@ -264,9 +264,9 @@ def test_blocked_matrices_equal_one_block(monkeypatch: pytest.MonkeyPatch) -> No
         features._pairwise_sum(x, None),
         features._pairwise_sum(x, alive),
     ]
-    small = functools.partial(workspace.instance_blocks, limit=3 * 20 * 20)
-    monkeypatch.setattr(opt, "instance_blocks", small)
-    monkeypatch.setattr(features, "instance_blocks", small)
+    small = functools.partial(workspace.block_size, limit=3 * 20 * 20)
+    monkeypatch.setattr(opt, "block_size", small)
+    monkeypatch.setattr(features, "block_size", small)
     blocked = [
         opt._nearest(u, x, None),
         opt._nearest(u, x, alive),
@@ -277,13 +277,8 @@ def test_blocked_matrices_equal_one_block(monkeypatch: pytest.MonkeyPatch) -> No
         assert torch.equal(a, w)
     pair = pairwise_distances(x, x)
     assert torch.equal(full[2], pair.sum((-1, -2), dtype=torch.float64))
-    assert workspace.instance_blocks(10, 7, limit=20) == [
-        slice(0, 2),
-        slice(2, 4),
-        slice(4, 6),
-        slice(6, 8),
-        slice(8, 10),
-    ]
+    assert workspace.block_size(7, limit=20) == 2
+    assert workspace.block_size(30, limit=20) == 1  # at least one instance per block
 
 
 def test_decode_tables_equal_the_formulas() -> None:
