@@ -195,8 +195,13 @@ def _t_osz(z: Tensor, buffers: tuple[Tensor, Tensor, Tensor] | None = None) -> T
     c2 = torch.add(_scalar(0.31, z.dtype, z.device), pos, alpha=0.48, out=pos)
     wiggle.add_(c2.mul_(t).sin_()).mul_(0.49)
     # exp(0.1 * (t + w)) == exp(t + w) ** 0.1, without the overflow of the intermediate.
-    out = wiggle.add_(t).mul_(0.1).exp_()
-    return out.copysign_(z).masked_fill_(z == 0, 0.0)
+    out = wiggle.add_(t).mul_(0.1).exp_().copysign_(z)
+    # When every z is finite (a finite sum), the only NaNs are at z = 0 (log|z| is finite
+    # elsewhere and exp overflows to inf, never NaN): one nan_to_num pass then gives the bits
+    # of the masked fill, without its slow boolean comparison.
+    if math.isfinite(float(z.sum())):
+        return out.nan_to_num_(nan=0.0, posinf=math.inf, neginf=-math.inf)
+    return out.masked_fill_(z == 0, 0.0)
 
 
 def _t_asy(z: Tensor, beta: float) -> Tensor:

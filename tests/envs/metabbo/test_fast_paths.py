@@ -88,6 +88,27 @@ def test_t_osz_matches_its_formula() -> None:
     assert torch.equal(bf._t_osz(z, buffers), expected) and torch.equal(buffers[2], expected)
 
 
+@pytest.mark.parametrize("non_finite", [False, True])
+def test_t_osz_zeros_are_positive_zero_bit_for_bit(non_finite: bool) -> None:
+    """T_osz(+-0) is +0.0 (its NaN replaced when every input is finite, masked otherwise),
+    overflows stay infinite, and non-finite inputs keep their NaN."""
+    z = torch.tensor([0.0, -0.0, 1.5, -2.0, 1.7e308, -1.7e308, 5e-324, -3.0], dtype=torch.float64)
+    if non_finite:
+        z[-2:] = torch.tensor([math.inf, math.nan], dtype=torch.float64)
+    nonzero = z != 0
+    t = torch.log(torch.where(nonzero, z.abs(), 1.0)) / 0.1
+    one = torch.tensor(1.0, dtype=torch.float64)
+    c1, c2 = torch.where(z > 0, one, 0.55), torch.where(z > 0, one * 0.79, 0.31)
+    w = 0.49 * (torch.sin(c1 * t) + torch.sin(c2 * t))
+    expected = torch.where(nonzero, torch.exp(0.1 * (t + w)).copysign(z), 0.0)
+    got = bf._t_osz(z)
+    assert torch.equal(got.isnan(), expected.isnan())
+    keep = ~expected.isnan()
+    assert torch.equal(got[keep].view(torch.int64), expected[keep].view(torch.int64))
+    assert got[5] == -math.inf and not got[4:6].isnan().any()  # overflows are not NaN
+    assert int(got[1].view(torch.int64)) == 0  # +0.0, not -0.0
+
+
 def test_pairwise_distances_equal_cdist() -> None:
     g = torch.Generator().manual_seed(3)
     x = torch.randn(5, 37, 6, dtype=torch.float64, generator=g)
