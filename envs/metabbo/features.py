@@ -136,7 +136,7 @@ def _pairwise_sum(x: Tensor, alive: Tensor | None) -> Tensor:
     out = torch.empty(b, dtype=torch.float64, device=x.device)
     # the blocks as views made in one call each (see .workspace.block_size); torch.bmm is the
     # product torch.matmul runs on these [n, P, D + 2] x [n, D + 2, P] operands
-    step = block_size(p * p)
+    step = block_size(p * p, torch.float64.itemsize)  # the largest matrix: the float64 copy
     lhs_blocks = lhs.split(step)
     masks = (None,) * len(lhs_blocks) if alive is None else alive.split(step)
     blocks = zip(lhs_blocks, rhs.mT.split(step), masks, out.split(step), strict=True)

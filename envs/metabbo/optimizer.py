@@ -624,7 +624,7 @@ def _nearest(u: Tensor, x: Tensor, alive: Tensor | None) -> Tensor:
     out = torch.empty(b, pu, dtype=torch.float32, device=x.device)
     # block by block of instances, in a reused scratch matrix (see .workspace); each operand's
     # blocks are views made in one split call
-    step = block_size(pu * p)
+    step = block_size(pu * p, torch.float32.itemsize)
     u_blocks = uc.split(step)
     deads = (None,) * len(u_blocks) if dead is None else dead[:, None, :].split(step)
     blocks = zip(

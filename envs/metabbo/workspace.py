@@ -4,8 +4,8 @@ Crowding's nearest-neighbour scores and the mean pairwise distance feature each 
 ``[B, P, P]`` matrix per generation (2.5 MB in float32 at ``B = 64``, ``P = 100``). Allocated
 afresh every time, such blocks come from new pages that the kernel must map and zero (several
 hundred microseconds, more than the matrix product itself); kept here and reused, they stay
-mapped and cached. :func:`block_size` splits a batch so that one block's matrix stays below
-:data:`MAX_BLOCK_ELEMENTS`, which bounds the memory held whatever the batch size, and keeps a
+mapped and cached. :func:`block_size` splits a batch so that one block's largest matrix stays
+below :data:`MAX_BLOCK_BYTES`, which bounds the memory held whatever the batch size, and keeps a
 block's passes (product, clamp, square root, float64 copy and sum; or the argmin passes) within
 the core's L2 cache: a 2.5 MB matrix streams each pass through the shared L3 instead. Every
 instance is its own matrix product and reduction, so the blocking does not change any bits.
@@ -25,16 +25,16 @@ import torch
 from torch import Tensor
 
 __all__ = [
-    "MAX_BLOCK_ELEMENTS",
+    "MAX_BLOCK_BYTES",
     "MAX_TEMPORARY_ELEMENTS",
     "block_size",
     "scratch",
     "temporary",
 ]
 
-#: largest ``[b, P, P]`` block (elements) that one scratch matrix holds: 256 KB in float32,
-#: 512 KB for the float64 copy of the pairwise distances (6 instances at ``P = 100``)
-MAX_BLOCK_ELEMENTS = 1 << 16
+#: largest ``[b, P, P]`` block (bytes) that one scratch matrix holds: 6 instances at ``P = 100``
+#: for the float64 copy of the pairwise distances, 13 for crowding's float32 scores
+MAX_BLOCK_BYTES = 1 << 19
 #: largest temporary (elements) that :func:`temporary` keeps in scratch memory
 MAX_TEMPORARY_ELEMENTS = 1 << 20
 
@@ -79,8 +79,12 @@ def temporary(
     return torch.empty(shape, dtype=dtype, device=device)
 
 
-def block_size(per_instance: int, limit: int = MAX_BLOCK_ELEMENTS) -> int:
-    """Instances per block so that a block holds at most ``limit`` elements (``per_instance``
-    each; at least one instance per block). ``t.split(block_size(...))`` gives the blocks of a
+def block_size(per_instance: int, itemsize: int, limit: int = MAX_BLOCK_BYTES) -> int:
+    """Instances per block so that a block of ``per_instance`` elements of ``itemsize`` bytes per
+    instance holds at most ``limit`` bytes (at least one instance per block).
+
+    A byte budget, not an element count: crowding's scores are float32 only, so their blocks
+    hold twice the instances of the pairwise distances' float64 copies, with half the block
+    iterations for the same cache footprint. ``t.split(block_size(...))`` gives the blocks of a
     batch ``t`` as views in one call, cheaper than slicing block by block in Python."""
-    return max(1, limit // max(per_instance, 1))
+    return max(1, limit // max(per_instance * itemsize, 1))

@@ -285,7 +285,7 @@ def test_blocked_matrices_equal_one_block(monkeypatch: pytest.MonkeyPatch) -> No
         features._pairwise_sum(x, None),
         features._pairwise_sum(x, alive),
     ]
-    small = functools.partial(workspace.block_size, limit=3 * 20 * 20)
+    small = functools.partial(workspace.block_size, limit=3 * 20 * 20 * 8)  # 3 and 6 instances
     monkeypatch.setattr(opt, "block_size", small)
     monkeypatch.setattr(features, "block_size", small)
     blocked = [
@@ -298,8 +298,10 @@ def test_blocked_matrices_equal_one_block(monkeypatch: pytest.MonkeyPatch) -> No
         assert torch.equal(a, w)
     pair = pairwise_distances(x, x)
     assert torch.equal(full[2], pair.sum((-1, -2), dtype=torch.float64))
-    assert workspace.block_size(7, limit=20) == 2
-    assert workspace.block_size(30, limit=20) == 1  # at least one instance per block
+    assert workspace.block_size(7, 1, limit=20) == 2
+    assert workspace.block_size(7, 4, limit=80) == 2
+    assert workspace.block_size(7, 8, limit=80) == 1
+    assert workspace.block_size(30, 1, limit=20) == 1  # at least one instance per block
 
 
 def test_decode_tables_equal_the_formulas() -> None:
