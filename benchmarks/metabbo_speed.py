@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import sys
 import time
@@ -202,6 +203,7 @@ def batched_episode(b: int, gens: int, seed: int) -> tuple[float, np.ndarray]:
 def run(args: argparse.Namespace) -> dict:
     torch.set_num_threads(1)
     gens = args.generations
+    load_at_start = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     started = time.perf_counter()
     check = objective_check()
     # Rounds interleave the implementations, so that both see the same background load.
@@ -273,6 +275,7 @@ def run(args: argparse.Namespace) -> dict:
         },
         "cost_split": split,
         "seconds": time.perf_counter() - started,
+        "load_average_at_start": load_at_start,
         "note": args.note,
     }
 
@@ -310,15 +313,19 @@ def markdown(res: dict) -> str:
         "",
         f"Run {res['date']} ({res['seconds']:.0f} s), `{res['command']}`; "
         f"{res['machine'].get('platform', '')}, {res['machine'].get('cpus_usable', '?')} CPUs, "
-        "torch 1 thread. Alg0 episode (DE/current-to-rand/1, exponential crossover, crowding, "
+        + (
+            f"load average at start {res['load_average_at_start']:.1f}; "
+            if res.get("load_average_at_start") is not None
+            else ""
+        )
+        + "torch 1 thread. Alg0 episode (DE/current-to-rand/1, exponential crossover, crowding, "
         f"9 features, reward), population {s['population_size']}, dimension {s['dimension']}, "
         f"{s['generations']} generations, random actions, functions f"
         + ", f".join(str(f) for f in s["functions"])
         + f" (numpy objective vs torch: max relative difference "
         f"{res['objective_max_relative_difference']:.1e}).",
         "",
-        f"Note: {res['note']}" if res.get("note") else "",
-        "",
+        *([f"Note: {res['note']}", ""] if res.get("note") else []),
         "| implementation | B | ms per instance-episode (median) | vs numpy | median log10 final error |",
         "|---|---:|---:|---:|---:|",
     ]
@@ -384,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 16, 64, 256])
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--generations", type=int, default=500)
-    p.add_argument("--note", default="measured on a shared 2-core machine under load")
+    p.add_argument("--note", default=None, help="a remark to print with the results")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
     if args.quick:
