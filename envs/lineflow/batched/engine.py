@@ -304,30 +304,54 @@ def _only(mask: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor:
 def _select(state: LineState, index: torch.Tensor, names: tuple[str, ...]) -> LineState:
     """The instances ``index`` of ``state``; fields outside ``names`` are left ``None`` (so a rule
     that reads one fails loudly instead of broadcasting a full-batch tensor)."""
-    chosen = {name: _gather_last(getattr(state, name), index) for name in names}
+    expanded = _Expanded(index)
+    chosen = {name: _gather_last(getattr(state, name), expanded) for name in names}
     return LineState(**{f.name: chosen.get(f.name) for f in fields(LineState)})
 
 
-def _gather_last(value: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """``value[..., index]``: a gather with the index expanded over the leading axes (several
+class _Expanded:
+    """``index`` (B',) expanded over the leading axis of each field shape it meets, made once
+    per row count: the fields of a state have only a few row counts (R, NS, W, ...), so one
+    compaction expands the index a few times instead of once per field (each expand is a torch
+    call, and at the batch sizes that compaction produces the calls cost more than the copies)."""
+
+    def __init__(self, index: torch.Tensor) -> None:
+        self.index = index
+        self._by_rows: dict[int, torch.Tensor] = {}
+
+    def like(self, value: torch.Tensor) -> torch.Tensor:
+        """The index for a gather or scatter along the last axis of ``value`` (1-D or 2-D)."""
+        if value.dim() == 1:
+            return self.index
+        rows = value.shape[0]
+        found = self._by_rows.get(rows)
+        if found is None:
+            found = self._by_rows[rows] = self.index.expand(rows, -1)
+        return found
+
+
+def _gather_last(value: torch.Tensor, index: _Expanded) -> torch.Tensor:
+    """``value[..., index]``: a gather with the index expanded over the leading axis (several
     times faster on the CPU than ``index_select`` along the last axis)."""
-    return value.gather(-1, index.expand(*value.shape[:-1], -1))
+    return value.gather(-1, index.like(value))
 
 
 def _write_back(
     state: LineState, sub: LineState, index: torch.Tensor, names: tuple[str, ...]
 ) -> None:
     """Copy fields ``names`` of ``sub`` back into ``state`` at ``index``, in place (cost ~ len(index))."""
+    expanded = _Expanded(index)
     for name in names:
         value = getattr(state, name)
-        value.scatter_(-1, index.expand(*value.shape[:-1], -1), getattr(sub, name))
+        value.scatter_(-1, expanded.like(value), getattr(sub, name))
 
 
-# LineState fields that ``Engine.advance`` can change, by the line parts that change them
-# (the others -- waiting, target, jump_*, w_target, scrap_seen -- only actions, resets and
-# observations change) ...
+# LineState fields that a compacted sub-run of ``Engine.advance`` or ``Engine._settle`` can
+# change, by the line parts that change them, and so writes back (the others -- waiting, target,
+# jump_*, w_target, scrap_seen -- only actions, resets and observations change; ``now`` does
+# not change while settling, and ``advance`` sets it to ``until`` after the write-back) ...
 _ALWAYS_WRITTEN = (
-    "now", "phase", "wake", "started", "last_time", "carrier_created", "carrier_type", "n_parts",
+    "phase", "wake", "started", "last_time", "carrier_created", "carrier_type", "n_parts",
     "held", "arrived", "ready", "slot_created", "slot_type", "count",
 )  # fmt: skip
 _WRITTEN_BY = {
@@ -341,7 +365,7 @@ _WRITTEN_BY = {
 # ... and the fields it reads besides those (scrap_seen is for observations only; cur_in and
 # cur_out never change without switches, nor run_type without runs: the engine then reads the
 # line's constants instead, see ``_cur_in``)
-_ALWAYS_READ = ("waiting",)
+_ALWAYS_READ = ("now", "waiting")
 _READ_BY = {
     "storage": ("target",),
     "extra": ("seq_part",),  # part-dependent extra times look up the part being processed
