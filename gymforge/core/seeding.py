@@ -71,31 +71,36 @@ def _mixed_lanes(n: int, device: torch.device) -> torch.Tensor:
     return lane
 
 
-_LANES_INT32: dict[tuple[int, torch.device], torch.Tensor] = {}
+_HEAD_LANES: dict[tuple[int, torch.device], torch.Tensor] = {}
 
 
-def _as_int32(x: torch.Tensor) -> torch.Tensor:
-    """int64 values in [0, 2**32) -> int32 with the same 32 bits (two's complement)."""
-    return (x - ((x >> 31) << 32)).to(torch.int32)
-
-
-def _mixed_lanes_int32(n: int, device: torch.device) -> torch.Tensor:
-    """:func:`_mixed_lanes` as an ``(n, 1)`` int32 column (same bits); made once per (n, device)."""
+def _head_lanes(n: int, device: torch.device) -> torch.Tensor:
+    """Lanes ``0 .. n-1`` mixed by :func:`_mix_lane` and then by the first xor-shift of
+    :func:`_fmix32` (``l ^ (l >> 16)``), as an ``(n, 1)`` int32 column with the same 32 bits; made
+    once per (n, device). See :meth:`InstanceRNG.uniform_lanes` for why."""
     key = (n, device)
-    lane = _LANES_INT32.get(key)
+    lane = _HEAD_LANES.get(key)
     if lane is None:
-        lane = _LANES_INT32[key] = _as_int32(_mixed_lanes(n, device)).view(n, 1)
+        mixed = _mixed_lanes(n, device)
+        lane = _HEAD_LANES[key] = (mixed ^ (mixed >> 16)).to(torch.int32).view(n, 1)
     return lane
 
 
-def _fmix32_int32_(x: torch.Tensor, tmp: torch.Tensor) -> torch.Tensor:
+# fmix32's steps: an xor with the value shifted right, then (but for the last) a multiplication
+_FMIX_STEPS = ((16, 0x85EBCA6B), (13, 0xC2B2AE35), (16, None))
+
+
+def _fmix32_int32_(
+    x: torch.Tensor, tmp: torch.Tensor, steps: tuple[tuple[int, int | None], ...] = _FMIX_STEPS
+) -> torch.Tensor:
     """:func:`_fmix32` in place on the 32 bits held in an int32 tensor (half the memory traffic
-    of int64); ``tmp`` is scratch of ``x``'s shape.
+    of int64); ``tmp`` is scratch of ``x``'s shape; ``steps``: a suffix of ``_FMIX_STEPS`` to
+    finish a hash whose first steps were taken elsewhere.
 
     Multiplication wraps modulo 2**32 as on uint32, and ``(x >> k) & (2**(32-k) - 1)`` is the
     logical shift of the bits, so the result has exactly the bits of ``_fmix32``.
     """
-    for shift, mul in ((16, 0x85EBCA6B), (13, 0xC2B2AE35), (16, None)):
+    for shift, mul in steps:
         torch.bitwise_right_shift(x, shift, out=tmp).bitwise_and_((1 << (32 - shift)) - 1)
         x.bitwise_xor_(tmp)
         if mul is not None:
@@ -103,10 +108,22 @@ def _fmix32_int32_(x: torch.Tensor, tmp: torch.Tensor) -> torch.Tensor:
     return x
 
 
-def _fmix32_int32(x: torch.Tensor) -> torch.Tensor:
-    """:func:`_fmix32_int32_` on a copy of ``x``."""
-    out = x.clone()
-    return _fmix32_int32_(out, torch.empty_like(out))
+def _counter_head(key: torch.Tensor, counter: torch.Tensor) -> torch.Tensor:
+    """The per-instance half of the hash, :func:`_fmix32` of ``key ^ counter_mix`` (as in
+    :func:`_hash_mixed_lane`) stopped before its last xor-shift; int64 in [0, 2**32).
+
+    In int64 the low 32 bits of a product depend only on the factors' low 32 bits, so
+    ``counter * C`` and ``(counter >> 32) * C`` need no mask before multiplying (one mask after
+    the xors instead of four), and a right shift of a value in [0, 2**32) is the logical one.
+    """
+    x = counter * 0x165667B1
+    x ^= (counter >> 32) * 0xD3A2646C
+    x ^= key
+    x &= _MASK32
+    for shift, mul in _FMIX_STEPS[:-1]:
+        x ^= x >> shift
+        x.mul_(mul).bitwise_and_(_MASK32)
+    return x
 
 
 @dataclass
@@ -148,19 +165,28 @@ class InstanceRNG:
         u = (bits >> 8).to(torch.float32) * (1.0 / 16777216.0)
         return u.reshape(self.seed.shape[0], *shape)
 
-    def uniform_lanes(self, n: int, where: torch.Tensor | None = None) -> torch.Tensor:
-        """:meth:`uniform` with the batch axis last: float32 of shape ``(n, B)``, where element
-        ``[j, i]`` is the very number ``uniform(n)[i, j]`` would give (same counters, same lanes).
+    def uniform_lanes(
+        self, n: int, where: torch.Tensor | None = None, dtype: torch.dtype = torch.float32
+    ) -> torch.Tensor:
+        """:meth:`uniform` with the batch axis last: shape ``(n, B)``, where element ``[j, i]`` is
+        the very number ``uniform(n)[i, j]`` would give (same counters, same lanes), as ``dtype``
+        (float32 or float64: the values are multiples of 2**-24, exact in both).
 
-        For batch-last state layouts (one contiguous row of ``B`` per lane).
+        For batch-last state layouts (one contiguous row of ``B`` per lane). The per-instance
+        half of the hash is computed once per instance (:func:`_counter_head`), and the lanes'
+        hash finishes in int32. The first xor-shift of the lane's finaliser distributes over the
+        xor of the two halves, ``(h ^ l) ^ ((h ^ l) >> 16) = (h ^ (h >> 16)) ^ (l ^ (l >> 16))``,
+        and ``h ^ (h >> 16)`` undoes the last xor-shift of ``h``'s own finaliser, so the head
+        stops before it and the lanes come pre-shifted (:func:`_head_lanes`): the same bits as
+        ``uniform`` with fewer torch calls, which dominate at small batches.
         """
-        lane_mix = _mixed_lanes_int32(n, self.seed.device)
-        counter = self.counter
-        counter_mix = (counter & _MASK32) * 0x165667B1 ^ ((counter >> 32) & _MASK32) * 0xD3A2646C
-        h = _fmix32(self.key ^ (counter_mix & _MASK32))  # (B,), once per instance
-        bits = _fmix32_int32(_as_int32(h)[None, :] ^ lane_mix)  # (n, B), the bits of _fmix32
-        self.counter = self.counter + (1 if where is None else where.long())
-        return ((bits >> 8) & 0xFFFFFF).to(torch.float32) * (1.0 / 16777216.0)
+        head = _counter_head(self.key, self.counter).to(torch.int32)  # the same 32 bits
+        bits = torch.bitwise_xor(head[None, :], _head_lanes(n, self.seed.device))
+        bits.mul_(_FMIX_STEPS[0][1] - (1 << 32))
+        _fmix32_int32_(bits, torch.empty_like(bits), _FMIX_STEPS[1:])
+        self.counter = self.counter + (1 if where is None else where)
+        bits.bitwise_right_shift_(8).bitwise_and_(0xFFFFFF)  # the 24 high bits, as in uniform
+        return bits.to(dtype).mul_(1.0 / 16777216.0)
 
     def integers(self, high: int, *shape: int, where: torch.Tensor | None = None) -> torch.Tensor:
         """Draw int64 values uniformly in ``[0, high)`` of shape ``(B, *shape)``; see :meth:`uniform`."""

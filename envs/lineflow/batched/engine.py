@@ -252,13 +252,13 @@ class LineColumns:
 
 def _uniform_rows(rng: InstanceRNG, rows: int, where: torch.Tensor) -> torch.Tensor:
     """One uniform per row (R, B) float64: ``rng.uniform(rows)`` transposed (same numbers)."""
-    return rng.uniform_lanes(rows, where=where).to(torch.float64)
+    return rng.uniform_lanes(rows, where=where, dtype=torch.float64)
 
 
 def _uniform_pairs(rng: InstanceRNG, rows: int, where: torch.Tensor) -> torch.Tensor:
     """Two uniforms per row (R, 2, B) float64: ``rng.uniform(rows, 2)`` with the batch axis last;
     ``u[:, j]`` is a (R, B) view of contiguous rows."""
-    return rng.uniform_lanes(2 * rows, where=where).to(torch.float64).view(rows, 2, -1)
+    return rng.uniform_lanes(2 * rows, where=where, dtype=torch.float64).view(rows, 2, -1)
 
 
 def _lookup(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:

@@ -17,9 +17,13 @@ def test_uniform_lanes__is_uniform_transposed_with_the_same_counters():
     where = torch.rand(len(seeds), generator=torch.Generator().manual_seed(1)) < 0.5
     for n in (1, 2, 9, 18, 33):
         expected = first.uniform(n, where=where)
+        counter = last.counter
+        wide = last.uniform_lanes(n, where=where, dtype=torch.float64)
+        last.counter = counter
         got = last.uniform_lanes(n, where=where)
         assert got.shape == (n, len(seeds))
         assert torch.equal(expected, got.T)
+        assert torch.equal(expected.to(torch.float64), wide.T)
         assert torch.equal(first.counter, last.counter)
 
 
