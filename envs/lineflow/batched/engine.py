@@ -278,6 +278,12 @@ def _any_rows(mask: torch.Tensor) -> torch.Tensor:
     return mask.view(torch.uint8).amax(dim=0).view(torch.bool)
 
 
+def _and_not(mask: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    """``mask & ~other`` for bool tensors in one op instead of two: ``other < mask`` is True
+    exactly where ``mask`` is True and ``other`` False."""
+    return other < mask
+
+
 def _at(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """``values`` (N, B) at rows ``index``: a gather for an (R, B) index, or whole rows for an
     (R,) index (the same row in every instance), a much cheaper copy of contiguous rows."""
@@ -394,7 +400,7 @@ def _phase_counts(mask: torch.Tensor | None, phase: torch.Tensor) -> list[int]:
     cost more than the count)."""
     selected = phase if mask is None else torch.where(mask, phase, N_PHASES)
     counts = torch.bincount(selected.flatten().view(torch.uint8), minlength=N_PHASES + 1)
-    return counts[:N_PHASES].tolist()
+    return counts.tolist()[:N_PHASES]  # (sliced in Python: one torch call less)
 
 
 @dataclass
@@ -544,6 +550,7 @@ class Engine:
             "unlimited": col.unlimited,
             "actionable_magazine": col.actionable_magazine,
             "has_out": col.buffer_out != line.null_buffer,
+            "plain_get": ~(self._assembly | self._collector),  # GETTING ends in WORKING
         }
         self._wides: OrderedDict[int, _Wide] = OrderedDict()
 
@@ -656,10 +663,11 @@ class Engine:
                 state, self._last_slot(buffer)
             )
         first = self._out_first_slot(state)
-        pending |= (phase == w.phase(PUT_WAIT)) & ~_at(state.held, first)
+        pending |= _and_not(phase == w.phase(PUT_WAIT), _at(state.held, first))
         # one reduction over the rows of all the (rows, B) conditions stacked, instead of one
         # reduction per condition and an or of the results (fewer torch calls)
-        conditions = [pending, due.slots, state.arrived[:-1] & ~state.held[1:] & w.passable]
+        passes = _and_not(state.arrived[:-1], state.held[1:]) & w.passable
+        conditions = [pending, due.slots, passes]
         if due.workers is not None:
             conditions.append(due.workers)
         return _any_rows(torch.cat(conditions)), due
@@ -737,7 +745,9 @@ class Engine:
                 state.n_parts = state.n_parts + finished.sum(dim=0)
                 has_out = state.cur_out != line.null_buffer if self._has_switch else w.has_out
                 after = _choose(
-                    w.switch, OUT_CHECK, _choose(finished & ~has_out, START, w.phase(PUT_WAIT))
+                    w.switch,
+                    OUT_CHECK,
+                    _choose(_and_not(finished, has_out), START, w.phase(PUT_WAIT)),
                 )
                 if self._has_sequential:
                     # a sequential process adds the part's time and turns to the next part
@@ -747,7 +757,7 @@ class Engine:
                     )
                     state.seq_part = state.seq_part + part_done.long()
                     after = _choose(w.sequential, SEQ_NEXT, after)
-                    done_other = done & ~w.sequential
+                    done_other = _and_not(done, w.sequential)
                 else:
                     done_other = done
                 state.last_time = torch.where(done_other, now - state.started, state.last_time)
@@ -774,11 +784,11 @@ class Engine:
                 done = due & (phase == w.phase(COMP_GETTING))
                 limit = _lookup(self._condition_flat, state.comp_type * line.rows + self._row)
                 valid = (now - state.comp_created) < limit
-                ok, failed = done & valid, done & ~valid
+                ok, failed = done & valid, _and_not(done, valid)
                 next_k = state.comp_k + ok.long()
                 all_done = ok & (next_k >= col.n_components)
                 state.comp_k = torch.where(ok, next_k, state.comp_k)
-                phase = _choose(failed, FAILING, _choose(ok & ~all_done, COMP_WAIT, phase))
+                phase = _choose(failed, FAILING, _choose(_and_not(ok, all_done), COMP_WAIT, phase))
                 start_work = start_work | all_done
             # GETTING ends: collectors store the carrier; assemblies turn to their components
             # (holding their workers from now on); everything else starts working.
@@ -798,8 +808,8 @@ class Engine:
                 if self._has_sequential:  # sequential processes first take the carrier in
                     handling = done & w.sequential
                     phase = _choose(handling, HANDLING, phase)
-                    done = done & ~handling
-                start_work = start_work | (done & ~w.assembly & ~w.collector)
+                    done = _and_not(done, handling)
+                start_work = start_work | (done & w.plain_get)
             # Timers that only lead back to a check.
             if due_in[WAIT]:
                 phase = _choose(due & (phase == w.phase(WAIT)), GET_WAIT, phase)
@@ -827,7 +837,7 @@ class Engine:
             waiting = _only(act, phase == w.phase(GET_WAIT))
             start_work = start_work | (waiting & w.no_input)
             in_last = self._in_last_slot(state)
-            ready = waiting & ~w.no_input & self._arrived_at(state, in_last)
+            ready = _and_not(waiting, w.no_input) & self._arrived_at(state, in_last)
         else:
             ready = None
         if ready is not None and _any(ready):
@@ -863,14 +873,14 @@ class Engine:
             selected = _lookup(self._outputs_flat, self._outputs_offset + state.index_out)
             room = state.count.gather(0, selected) < _lookup(line.capacity, selected)
             state.cur_out = torch.where(checking & room, selected, state.cur_out)
-            state.wake = torch.where(checking & ~room, now + col.poll, state.wake)
+            state.wake = torch.where(_and_not(checking, room), now + col.poll, state.wake)
             phase = _choose(checking, _choose(room, PUT_WAIT, w.phase(OUT_POLL)), phase)
         # PUT_WAIT: claim the first slot of the output when it is free.
         free = None
         if now_in[PUT_WAIT] or now_in[OUT_CHECK] or now_in[SEQ_NEXT]:
             waiting = _only(act, phase == w.phase(PUT_WAIT))
             first = self._out_first_slot(state)
-            free = waiting & ~_at(state.held, first)
+            free = _and_not(waiting, _at(state.held, first))
             phase = _choose(free, PUTTING, phase)
         state.phase = phase
         if free is not None and _any(free):
@@ -895,7 +905,7 @@ class Engine:
         count = _lookup(line.part_count.flatten(), state.carrier_type * line.rows + self._row)
         finished = mask & (state.seq_part >= count)
         state.last_time = torch.where(finished, state.seq_total, state.last_time)
-        todo = mask & ~finished
+        todo = _and_not(mask, finished)
         flat = self._part_index(state)
         probability = _lookup(line.part_error_probability.flatten(), flat)
         u = _uniform_pairs(rng, line.rows, _any_rows(todo))
@@ -907,7 +917,7 @@ class Engine:
         state.started = torch.where(error, now, state.started)
         state.wake = torch.where(error, now + duration, state.wake)
         phase = _choose(finished, PUT_WAIT, _choose(error, SEQ_ERROR, phase))
-        return start_work | (todo & ~error), phase
+        return start_work | _and_not(todo, error), phase
 
     def _start(self, state: LineState, starting: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
         """START: sources wait, switches check their input, magazines fetch, others get."""
@@ -922,7 +932,7 @@ class Engine:
             has_carrier = state.count.gather(0, selected) > 0
             switch = starting & w.switch
             state.cur_in = torch.where(switch & has_carrier, selected, state.cur_in)
-            state.wake = torch.where(switch & ~has_carrier, now + col.poll, state.wake)
+            state.wake = torch.where(_and_not(switch, has_carrier), now + col.poll, state.wake)
             new_phase = _choose(switch, _choose(has_carrier, GET_WAIT, w.phase(IN_POLL)), new_phase)
         if self._has_magazine:
             magazine = starting & w.magazine
@@ -938,10 +948,10 @@ class Engine:
         unlimited = w.unlimited
         self._match_target(state, mask)
         take = mask & (unlimited | (state.stored > 0))
-        state.stored = state.stored - (take & ~unlimited).long()
+        state.stored = state.stored - _and_not(take, unlimited).long()
         state.carrier_created = torch.where(take, 0.0, state.carrier_created)
         state.carrier_type = torch.where(take, EMPTY_TYPE, state.carrier_type)
-        wait = mask & ~take
+        wait = _and_not(mask, take)
         state.wake = torch.where(wait, state.now[None, :] + 1.0, state.wake)
         return _choose(take, PUT_WAIT, _choose(wait, MAG_POLL, phase))
 
@@ -982,15 +992,18 @@ class Engine:
             return
         # slot i + 1 is or will be free in this pass: free now, or passing its carrier on into
         # a slot that is; a chain of passing carriers is at most C - 1 long
+        # (in-place methods on the row-range views: ``x[:-1] &= y`` would also call __setitem__,
+        # a slice and a self-copy more per update)
         frees = free_now
         for _ in range(self.line.cmax - 2):
             chained = free_now.clone()
-            chained[:-1] |= passes[1:] & frees[1:]
+            chained[:-1].bitwise_or_(passes[1:] & frees[1:])
             frees = chained
         move = passes & frees  # (NS - 1, B): the carrier at i moves to i + 1
-        arrived[:-1] &= ~move
-        held[:-1] &= ~move
-        held[1:] |= move
+        stay = ~move
+        arrived[:-1].bitwise_and_(stay)
+        held[:-1].bitwise_and_(stay)
+        held[1:].bitwise_or_(move)
         ready = state.ready[1:]
         torch.where(move, now + self._slot_time_next, ready, out=ready)
         created = state.slot_created
@@ -1046,7 +1059,7 @@ class Engine:
         if value is True:
             new = current | mask
         elif value is False:
-            new = current & ~mask
+            new = _and_not(current, mask)
         else:
             new = torch.where(mask, value, current)
         if flat.dim() == 1:
@@ -1172,7 +1185,7 @@ class Engine:
         )
         instant = leave & (self._transition == 0)
         state.w_station = torch.where(instant, state.w_target, state.w_station)
-        walk = leave & ~instant
+        walk = _and_not(leave, instant)
         state.w_dest = torch.where(walk, state.w_target, state.w_dest)
         state.w_arrive = torch.where(walk, state.now[None, :] + self._transition, state.w_arrive)
 

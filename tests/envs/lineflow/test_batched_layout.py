@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from gymforge.core.seeding import InstanceRNG
+from gymforge.envs.lineflow.batched import engine
 from gymforge.envs.lineflow.batched.vector_env import LineFlowVecEnv
 
 
@@ -43,3 +44,10 @@ def test_state__has_the_batch_axis_last():
     for name, shape in shapes.items():
         assert tuple(getattr(env.state, name).shape) == shape, name
     assert line.n_slots == int(line.capacity.sum())  # unpadded slot space
+
+
+def test_and_not__is_mask_and_not_other_with_broadcasting():
+    gen = torch.Generator().manual_seed(2)
+    mask = torch.rand(5, 64, generator=gen) < 0.5
+    for other in (torch.rand(5, 64, generator=gen) < 0.5, torch.rand(5, 1, generator=gen) < 0.5):
+        assert torch.equal(engine._and_not(mask, other), mask & ~other)
