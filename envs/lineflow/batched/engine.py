@@ -601,8 +601,33 @@ class Engine:
                 rng.counter.index_copy_(0, index, sub_rng.counter)
                 break
             state.now = torch.where(active, t_next, state.now)
+            if self.line.n_workers:
+                active = self._arrive_walkers_only(state, active)
+                n_active = int(active.sum())
+                if n_active == 0:
+                    continue
             self._settle(state, active, n_active, rng)
         state.now = until.clone()
+
+    def _arrive_walkers_only(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
+        """Settle the ``active`` instances whose only event now is workers ending their walk, and
+        return the other active instances (B,), which need a full ``_settle``.
+
+        At the start of a round every instance is settled (nothing was pending when its last
+        settle ended, and only time has passed since; an action only sends workers walking), so
+        in such an instance a sweep would only let the workers arrive (and maybe walk on), after
+        which nothing is pending: no timer is due, no carrier arrives, and a worker's arrival
+        enables no rule. Doing just that, without a sweep over the whole batch, is the same.
+        Actions send the workers of most instances walking, and their arrivals would otherwise
+        make full-batch sweeps in which almost nothing happens.
+        """
+        now = state.now[None, :]
+        timed = _any_rows(torch.cat([state.wake <= now, state.ready <= now]))
+        walkers_only = _and_not(active, timed)
+        if not _any(walkers_only):
+            return active
+        self._workers_arrive(state, walkers_only, state.w_arrive <= now)
+        return active & timed
 
     def _settle(
         self, state: LineState, active: torch.Tensor, n_active: int, rng: InstanceRNG

@@ -3,6 +3,7 @@ formulation, transposed."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from gymforge.core.seeding import InstanceRNG
@@ -51,3 +52,27 @@ def test_and_not__is_mask_and_not_other_with_broadcasting():
     mask = torch.rand(5, 64, generator=gen) < 0.5
     for other in (torch.rand(5, 64, generator=gen) < 0.5, torch.rand(5, 1, generator=gen) < 0.5):
         assert torch.equal(engine._and_not(mask, other), mask & ~other)
+
+
+def _rollout(monkeypatch, scenario: str, shortcut: str | None) -> list[torch.Tensor]:
+    if shortcut is not None:  # the straightforward form: every active instance sweeps
+        monkeypatch.setattr(engine.Engine, shortcut, lambda self, state, active: active)
+    env = LineFlowVecEnv(num_envs=48, scenario=scenario)
+    obs, _ = env.reset(seed=3)
+    gen = torch.Generator().manual_seed(4)
+    nvec = torch.as_tensor(env.single_action_space.nvec)
+    out = [obs]
+    for _ in range(120):
+        action = (torch.rand(48, len(nvec), generator=gen) * nvec).long()
+        obs, reward, *_ = env.step(action)
+        out += [obs, reward, env.state.wake, env.state.w_station]
+    monkeypatch.undo()
+    return out
+
+
+@pytest.mark.parametrize("shortcut", ["_arrive_walkers_only"])
+@pytest.mark.parametrize("scenario", ["worker_assignment", "complex_line"])
+def test_advance_shortcuts__equal_full_sweeps(monkeypatch, scenario, shortcut):
+    fast = _rollout(monkeypatch, scenario, None)
+    slow = _rollout(monkeypatch, scenario, shortcut)
+    assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
