@@ -601,8 +601,11 @@ class Engine:
                 rng.counter.index_copy_(0, index, sub_rng.counter)
                 break
             state.now = torch.where(active, t_next, state.now)
-            if self.line.n_workers:
-                active = self._arrive_walkers_only(state, active)
+            if self.line.n_workers or self._has_switch:
+                if self.line.n_workers:
+                    active = self._arrive_walkers_only(state, active)
+                if self._has_switch:
+                    active = self._poll_again_only(state, active)
                 n_active = int(active.sum())
                 if n_active == 0:
                     continue
@@ -628,6 +631,32 @@ class Engine:
             return active
         self._workers_arrive(state, walkers_only, state.w_arrive <= now)
         return active & timed
+
+    def _poll_again_only(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
+        """Settle the ``active`` instances whose only events now are switches' input polls that
+        find the selected input empty, and return the other active instances (B,).
+
+        In a sweep such a switch would go IN_POLL -> START -> IN_POLL with ``wake = now +
+        poll`` (``_start``), and, the instance being settled otherwise (see
+        ``_arrive_walkers_only``), nothing else would happen. Switches poll on a fixed interval
+        in most instances, so this spares the full-batch sweeps those polls would make.
+        """
+        w = self._wide(state.now.shape[0])
+        now = state.now[None, :]
+        due = state.wake <= now
+        selected = _lookup(self._inputs_flat, self._inputs_offset + state.index_in)
+        empty = state.count.gather(0, selected) == 0
+        poll_fails = due & (state.phase == w.phase(IN_POLL)) & empty
+        others = [_and_not(due, poll_fails), state.ready <= now]
+        if self.line.n_workers:
+            others.append(state.w_arrive <= now)
+        other = _any_rows(torch.cat(others))
+        polls_only = _and_not(active, other)
+        if not _any(polls_only):
+            return active
+        again = poll_fails & polls_only[None, :]
+        state.wake = torch.where(again, now + self.col.poll, state.wake)
+        return active & other
 
     def _settle(
         self, state: LineState, active: torch.Tensor, n_active: int, rng: InstanceRNG

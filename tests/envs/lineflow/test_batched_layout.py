@@ -70,7 +70,7 @@ def _rollout(monkeypatch, scenario: str, shortcut: str | None) -> list[torch.Ten
     return out
 
 
-@pytest.mark.parametrize("shortcut", ["_arrive_walkers_only"])
+@pytest.mark.parametrize("shortcut", ["_arrive_walkers_only", "_poll_again_only"])
 @pytest.mark.parametrize("scenario", ["worker_assignment", "complex_line"])
 def test_advance_shortcuts__equal_full_sweeps(monkeypatch, scenario, shortcut):
     fast = _rollout(monkeypatch, scenario, None)
