@@ -516,6 +516,8 @@ class Engine:
         )
         # (R, width) tables indexed by (row, choice), flattened for _lookup
         self._component_flat = line.component.flatten()
+        # the last slot of each (row, k) component buffer: one lookup instead of two in _pending
+        self._component_last_flat = line.slot_last[self._component_flat]
         self._component_offset = self._row * line.component.shape[1]
         self._inputs_flat = line.inputs.flatten()
         self._inputs_offset = self._row * line.inputs.shape[1]
@@ -712,10 +714,8 @@ class Engine:
         pending |= waiting & (w.no_input | self._arrived_at(state, self._in_last_slot(state)))
         if self._has_assembly:
             k = state.comp_k.clamp(max=line.component.shape[1] - 1)
-            buffer = _lookup(self._component_flat, self._component_offset + k)
-            pending |= (phase == w.phase(COMP_WAIT)) & self._arrived_at(
-                state, self._last_slot(buffer)
-            )
+            comp_last = _lookup(self._component_last_flat, self._component_offset + k)
+            pending |= (phase == w.phase(COMP_WAIT)) & self._arrived_at(state, comp_last)
         first = self._out_first_slot(state)
         pending |= _and_not(phase == w.phase(PUT_WAIT), _at(state.held, first))
         # one reduction over the rows of all the (rows, B) conditions stacked, instead of one
