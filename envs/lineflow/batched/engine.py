@@ -534,7 +534,17 @@ class Engine:
             torch.arange(line.n_workers, device=device)[:, None] * line.rows
         )  # (W, 1)
         self._transition = line.worker_transition[:, None]  # (W, 1)
-        # bool columns used as masks, expanded per batch size (see ``_Wide``)
+        # the phase after WORKING ends, by row: a switch checks its output, a sequential process
+        # turns to its next part, a sink without output starts again, the others put their
+        # carrier on (a sink's output, like every non-switch row's, never changes)
+        no_out = col.buffer_out == line.null_buffer
+        after = torch.where(self._sink & no_out, START, PUT_WAIT)
+        after = torch.where(self._sequential, SEQ_NEXT, after)
+        self._after_work = torch.where(self._switch, OUT_CHECK, after).to(torch.int8)
+        # whether a row ever puts a carrier on the null buffer (see ``_finish_put``)
+        self._puts_on_null = self._has_switch or bool((no_out & ~self._sink).any())
+        # bool columns used as masks (and ``after_work``, int8), expanded per batch size (see
+        # ``_Wide``)
         self._bool_columns = {
             "source": self._source,
             "sink": self._sink,
@@ -553,6 +563,7 @@ class Engine:
             "actionable_magazine": col.actionable_magazine,
             "has_out": col.buffer_out != line.null_buffer,
             "plain_get": ~(self._assembly | self._collector),  # GETTING ends in WORKING
+            "after_work": self._after_work,  # (int8: phase codes)
         }
         self._wides: OrderedDict[int, _Wide] = OrderedDict()
 
@@ -797,12 +808,6 @@ class Engine:
                     self._release(state, done)
                 finished = done & w.sink
                 state.n_parts = state.n_parts + finished.sum(dim=0)
-                has_out = state.cur_out != line.null_buffer if self._has_switch else w.has_out
-                after = _choose(
-                    w.switch,
-                    OUT_CHECK,
-                    _choose(_and_not(finished, has_out), START, w.phase(PUT_WAIT)),
-                )
                 if self._has_sequential:
                     # a sequential process adds the part's time and turns to the next part
                     part_done = done & w.sequential
@@ -810,13 +815,12 @@ class Engine:
                         part_done, state.seq_total + (now - state.started), state.seq_total
                     )
                     state.seq_part = state.seq_part + part_done.long()
-                    after = _choose(w.sequential, SEQ_NEXT, after)
                     done_other = _and_not(done, w.sequential)
                 else:
                     done_other = done
                 state.last_time = torch.where(done_other, now - state.started, state.last_time)
                 state.carrier_type = torch.where(finished, EMPTY_TYPE, state.carrier_type)
-                phase = _choose(done, after, phase)
+                phase = _choose(done, w.after_work, phase)
             if due_in[HANDLING] or due_in[SEQ_ERROR]:
                 # HANDLING ends: start with the first part; SEQ_ERROR ends: process the part.
                 handled = due & (phase == w.phase(HANDLING))
@@ -905,10 +909,11 @@ class Engine:
         if now_in[COMP_WAIT]:
             waiting = _only(act, phase == w.phase(COMP_WAIT))
             k = state.comp_k.clamp(max=line.component.shape[1] - 1)
-            buffer = _lookup(self._component_flat, self._component_offset + k)
-            comp_last = self._last_slot(buffer)
+            flat = self._component_offset + k
+            comp_last = _lookup(self._component_last_flat, flat)
             ready = waiting & self._arrived_at(state, comp_last)
             if _any(ready):
+                buffer = _lookup(self._component_flat, flat)
                 self._take(state, ready, buffer, comp_last, component=True)
                 phase = _choose(ready, COMP_GETTING, phase)
                 state.wake = torch.where(ready, now + _lookup(line.get_time, buffer), state.wake)
@@ -1160,7 +1165,8 @@ class Engine:
         self._set_at(state.slot_type, first, mask, state.carrier_type)
         self._set_at(state.arrived, first, mask, True)
         state.count = _add_at(state.count, self._cur_out(state), mask, 1)
-        state.arrived[self._null_slot] = False
+        if self._puts_on_null:  # (else no row ever puts on it)
+            state.arrived[self._null_slot] = False
 
     def _start_work(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
         w = self._wide(state.now.shape[0])

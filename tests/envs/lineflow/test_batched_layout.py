@@ -76,3 +76,23 @@ def test_advance_shortcuts__equal_full_sweeps(monkeypatch, scenario, shortcut):
     fast = _rollout(monkeypatch, scenario, None)
     slow = _rollout(monkeypatch, scenario, shortcut)
     assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
+
+
+@pytest.mark.parametrize(
+    "scenario", ["waiting_time", "complex_line", "worker_assignment", "part_distribution"]
+)
+def test_after_work__is_the_phase_the_working_rule_chose(scenario):
+    # the rule chose, for a row whose WORKING ends: OUT_CHECK at a switch, SEQ_NEXT at a
+    # sequential process, START at a sink without output (it counts the part), else PUT_WAIT
+    env = LineFlowVecEnv(num_envs=2, scenario=scenario)
+    eng, line = env.engine, env.compiled
+    kind = line.kind[:, None]  # (R, 1), like the engine's row columns
+    has_out = (line.buffer_out != line.null_buffer)[:, None]
+    expected = torch.where(eng._sink & ~has_out, engine.START, engine.PUT_WAIT)
+    expected = torch.where(eng._sequential, engine.SEQ_NEXT, expected)
+    expected = torch.where(kind == engine.KIND_SWITCH, engine.OUT_CHECK, expected)
+    assert torch.equal(eng._after_work, expected.to(torch.int8))
+    assert eng._wide(3).after_work.shape == (line.rows, 3)
+    assert eng._puts_on_null == (
+        eng._has_switch or bool((~has_out & (kind != engine.KIND_SINK)).any())
+    )
