@@ -417,7 +417,8 @@ class _Due:
 class _Wide:
     """An engine's constants for one batch size B as contiguous tensors, made on first use: its
     bool ``(rows, 1)`` columns as ``(rows, B)`` attributes (``wide.source``), and each phase as a
-    filled ``(R, B)`` int8 tensor (``wide.phase(START)``).
+    filled ``(R, B)`` int8 tensor (``wide.phase(START)``); the int8 ``after_work`` phase column
+    is expanded the same way.
 
     On the CPU an op of a bool or int8 ``(rows, B)`` tensor with a broadcast column or a scalar
     runs an unvectorized loop, about ten times slower than the same op with a contiguous operand.
@@ -561,7 +562,6 @@ class Engine:
             "alternate": col.alternate,
             "unlimited": col.unlimited,
             "actionable_magazine": col.actionable_magazine,
-            "has_out": col.buffer_out != line.null_buffer,
             "plain_get": ~(self._assembly | self._collector),  # GETTING ends in WORKING
             "after_work": self._after_work,  # (int8: phase codes)
         }
