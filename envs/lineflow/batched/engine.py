@@ -7,6 +7,10 @@ instant — timers that expire, carriers arriving in a slot, and the instantaneo
 (a carrier moving on into a freed slot, a waiting station taking an arrived carrier or claiming
 a freed slot) — in sweeps repeated until nothing changes. Instances never interact, and every
 random draw comes from the instance's own counter-based stream, so a batch equals separate runs.
+A sweep ends by letting carriers move on past the takes and puts it made (``_move_on``), and a
+claim of a freed slot that is all an instance has left is made without a sweep
+(``_claim_only``), so most instances settle in one sweep; rounds whose only events are workers
+arriving or failed switch polls need none (``_arrive_walkers_only``, ``_poll_again_only``).
 
 Station programs follow the SimPy engine (``sim_stations.py``). Every row has a phase:
 
@@ -694,20 +698,22 @@ class Engine:
                 rng.counter.index_copy_(0, index, sub_rng.counter)
                 return
             self._sweep(state, active, rng, everyone=n_active == batch, due=due)
-            pending, due = self._pending(state)
-            active = active & pending
+            pending, claims, due = self._pending(state)
+            active = self._claim_only(state, active, pending, claims, rng)
             n_active = int(active.sum())
             if n_active == 0:
                 return
         raise RuntimeError("line did not settle: a zero-time cycle of moves")  # pragma: no cover
 
-    def _pending(self, state: LineState) -> tuple[torch.Tensor, _Due]:
-        """Instances (B,) where a sweep at ``state.now`` would still do something, and the due
-        timers and arrivals it found (for the next sweep, see ``_Due``).
+    def _pending(self, state: LineState) -> tuple[torch.Tensor, torch.Tensor, _Due]:
+        """Instances (B,) where a sweep at ``state.now`` would still do something other than a
+        claim, the claims (R, B), and the due timers and arrivals it found (for the next sweep,
+        see ``_Due``).
 
         Exactly the preconditions of the sweep's rules: a due timer, slot arrival or worker
         arrival; a carrier that can move on; a row in START or OUT_CHECK (they always move
-        on); a row waiting for a carrier that has arrived or for a slot that is free.
+        on); a row waiting for a carrier that has arrived; and, returned apart (see
+        ``_claim_only``), a row waiting for a slot that is free (a claim).
         """
         w = self._wide(state.now.shape[0])
         line = self.line
@@ -728,14 +734,41 @@ class Engine:
             comp_last = _lookup(self._component_last_flat, self._component_offset + k)
             pending |= (phase == w.phase(COMP_WAIT)) & self._arrived_at(state, comp_last)
         first = self._out_first_slot(state)
-        pending |= _and_not(phase == w.phase(PUT_WAIT), _at(state.held, first))
+        claims = _and_not(phase == w.phase(PUT_WAIT), _at(state.held, first))
         # one reduction over the rows of all the (rows, B) conditions stacked, instead of one
         # reduction per condition and an or of the results (fewer torch calls)
         passes = _and_not(state.arrived[:-1], state.held[1:]) & w.passable
         conditions = [pending, due.slots, passes]
         if due.workers is not None:
             conditions.append(due.workers)
-        return _any_rows(torch.cat(conditions)), due
+        return _any_rows(torch.cat(conditions)), claims, due
+
+    def _claim_only(
+        self,
+        state: LineState,
+        active: torch.Tensor,
+        pending: torch.Tensor,
+        claims: torch.Tensor,
+        rng: InstanceRNG,
+    ) -> torch.Tensor:
+        """Let the ``active`` instances (B,) whose only pending rule is a claim (``claims``,
+        (R, B): PUT_WAIT rows whose output's first slot is free; ``pending``: the instances
+        with anything else pending, see ``_pending``) claim their slots, and return the active
+        instances that need another sweep (``active & pending``).
+
+        A sweep of such an instance would only claim (no timer is due, no carrier arrives or
+        can move on, no row waits for an arrived carrier, none is in START, OUT_CHECK or
+        SEQ_NEXT), drawing the put times (``_start_put``) as here, after which nothing is
+        pending: a claim fills a first slot, which lets no carrier move. Most of the second
+        sweeps of a settle were such claims: a take lets the carriers behind it move on
+        (``_sweep``'s last ``_move``), which frees the first slot a row is waiting for.
+        """
+        if _any(claims):
+            free = claims & _and_not(active, pending)[None, :]
+            if _any(free):
+                state.phase = _choose(free, PUTTING, state.phase)
+                self._start_put(state, free, rng)
+        return active & pending
 
     def apply_action(self, state: LineState, action: torch.Tensor) -> None:
         """Apply a batched ``MultiDiscrete`` action (B, A) in the layout of ``features.action_slots``."""
@@ -783,6 +816,7 @@ class Engine:
         start_work = torch.zeros_like(due)
         failed = torch.zeros_like(due)
         handling = None
+        unblocked = False  # whether a take or a put may have let carriers move on
         # how many due rows are in each phase: a due rule whose phase is absent is skipped (no
         # rule of the due block leads to a phase that a later due rule reads)
         due_in = _phase_counts(due, phase)
@@ -792,6 +826,7 @@ class Engine:
             if due_in[PUTTING]:
                 done = due & (phase == w.phase(PUTTING))
                 self._finish_put(state, done)
+                unblocked = True
                 if self._has_switch:
                     step = done & w.switch & w.alternate
                     state.index_in = torch.where(
@@ -900,6 +935,7 @@ class Engine:
             ready = None
         if ready is not None and _any(ready):
             self._take(state, ready, self._cur_in(state), in_last, component=False)
+            unblocked = True
             phase = _choose(ready, GETTING, phase)
             get_time = (
                 _lookup(line.get_time, state.cur_in) if self._has_switch else self._fixed_get_time
@@ -915,6 +951,7 @@ class Engine:
             if _any(ready):
                 buffer = _lookup(self._component_flat, flat)
                 self._take(state, ready, buffer, comp_last, component=True)
+                unblocked = True
                 phase = _choose(ready, COMP_GETTING, phase)
                 state.wake = torch.where(ready, now + _lookup(line.get_time, buffer), state.wake)
         # SEQ_NEXT: process the next part (after an error, with its probability), or put the
@@ -944,6 +981,17 @@ class Engine:
         state.phase = phase
         if free is not None and _any(free):
             self._start_put(state, free, rng)
+        if unblocked:
+            self._move_on(state, act)
+
+    def _move_on(self, state: LineState, act: torch.Tensor | None) -> None:
+        """The end of a sweep in which a row took a carrier off or a put ended: the carriers
+        that can move on now (into the slot a take freed, or from the first slot a put filled)
+        move (``_move``) here instead of in the next sweep's ``_slots``, which does them before
+        anything else (here they come after this sweep's claims, which draw numbers: the same
+        order). The instance is then often settled, or has only a claim pending (see
+        ``_claim_only``), and needs no second sweep."""
+        self._move(state, act)
 
     def _part_index(self, state: LineState) -> torch.Tensor:
         """Flat index (R, B) of (carrier type, row, part being processed) into part tables."""
@@ -1032,13 +1080,24 @@ class Engine:
         one slot on. The moves of all slots are found first (a recurrence over the slots from
         the last one) and then applied at once. ``arrivals``: ``state.ready <= now`` if known.
         """
-        w = self._wide(state.now.shape[0])
         act = None if active is None else active[None, :]
         now = state.now[None, :]
         arriving = _only(act, state.ready <= now if arrivals is None else arrivals)
         if _any(arriving):
             state.arrived.logical_or_(arriving)
             state.ready.masked_fill_(arriving, INF)
+        self._move(state, act)
+
+    def _move(self, state: LineState, act: torch.Tensor | None) -> None:
+        """Arrived carriers of the instances ``act`` (1, B; None: all) move on into free slots
+        (the second half of ``_slots``).
+
+        After it, no arrived carrier of those instances can move on (a moved carrier is not
+        arrived, and every slot it leaves was checked), so a second call changes nothing until
+        a carrier arrives, a row takes a carrier off or a put ends.
+        """
+        w = self._wide(state.now.shape[0])
+        now = state.now[None, :]
         # in the flat (NS, B) slot space, slot i + 1 is the next slot of slot i (``_passable`` is
         # False at every buffer's last slot, so no move crosses buffers); ``x[1:]`` and ``x[:-1]``
         # are contiguous row ranges, and the in-place updates below write the state itself

@@ -78,6 +78,51 @@ def test_advance_shortcuts__equal_full_sweeps(monkeypatch, scenario, shortcut):
     assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
 
 
+# the straightforward forms of the settle shortcuts: no moves at the end of a sweep (the next
+# sweep's ``_slots`` makes them), and claims left to the next sweep like every pending rule
+_SETTLE_PLAIN = {
+    "_move_on": lambda self, state, act: None,
+    "_claim_only": lambda self, state, active, pending, claims, rng: (
+        active & (pending | engine._any_rows(claims))
+    ),
+}
+
+
+def _settle_rollout(monkeypatch, scenario: str, plain: tuple[str, ...]) -> tuple[list, int]:
+    for name in plain:
+        monkeypatch.setattr(engine.Engine, name, _SETTLE_PLAIN[name])
+    sweeps = [0]
+    sweep = engine.Engine._sweep
+
+    def counted(self, *args, **kwargs):
+        sweeps[0] += 1
+        return sweep(self, *args, **kwargs)
+
+    monkeypatch.setattr(engine.Engine, "_sweep", counted)
+    env = LineFlowVecEnv(num_envs=64, scenario=scenario)
+    obs, _ = env.reset(seed=5)
+    gen = torch.Generator().manual_seed(6)
+    nvec = torch.as_tensor(env.single_action_space.nvec)
+    out = [obs]
+    for _ in range(150):
+        action = (torch.rand(64, len(nvec), generator=gen) * nvec).long()
+        obs, reward, *_ = env.step(action)
+        out += [obs, reward, env.state.wake, env.state.phase, env.state.held, env.rng.counter]
+    monkeypatch.undo()
+    return out, sweeps[0]
+
+
+@pytest.mark.parametrize("plain", [("_claim_only",), ("_move_on", "_claim_only")])
+@pytest.mark.parametrize(
+    "scenario", ["waiting_time", "complex_line", "worker_assignment", "part_distribution"]
+)
+def test_settle_shortcuts__equal_full_sweeps_with_fewer_sweeps(monkeypatch, scenario, plain):
+    fast, fast_sweeps = _settle_rollout(monkeypatch, scenario, ())
+    slow, slow_sweeps = _settle_rollout(monkeypatch, scenario, plain)
+    assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
+    assert fast_sweeps < slow_sweeps  # the shortcuts did settle instances without a sweep
+
+
 @pytest.mark.parametrize(
     "scenario", ["waiting_time", "complex_line", "worker_assignment", "part_distribution"]
 )
