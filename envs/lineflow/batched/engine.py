@@ -10,7 +10,8 @@ random draw comes from the instance's own counter-based stream, so a batch equal
 A sweep ends by letting carriers move on past the takes and puts it made (``_move_on``), and a
 claim of a freed slot that is all an instance has left is made without a sweep
 (``_claim_only``), so most instances settle in one sweep; rounds whose only events are workers
-arriving or failed switch polls need none (``_arrive_walkers_only``, ``_poll_again_only``).
+arriving or failed switch polls need none (``_arrive_walkers_only``, ``_poll_again_only``), and
+workers arriving at the very start of ``advance`` need no round (``_arrive_walkers_now``).
 
 Station programs follow the SimPy engine (``sim_stations.py``). Every row has a phase:
 
@@ -603,6 +604,27 @@ class Engine:
         it), so when few enough are left, they are gathered into a smaller batch once, which
         runs all the remaining rounds (shrinking again as it goes) and is written back once.
         """
+        if self.line.n_workers:
+            self._arrive_walkers_now(state, until)
+        self._advance(state, until, rng)
+
+    def _arrive_walkers_now(self, state: LineState, until: torch.Tensor) -> None:
+        """Workers whose walk ends at the very start of ``advance`` (``w_arrive == now``, before
+        ``until``) arrive, before the event rounds.
+
+        The first round would let them arrive at ``now`` first thing: in a sweep, workers
+        arrive after ``_slots`` (which no worker affects) and before every other rule, and in
+        an instance whose only event they are, ``_arrive_walkers_only`` does just this. An
+        action is taken at a whole step and a walk lasts a whole number of steps in most lines,
+        so most instances have such walkers at the start of a step: arriving here spares a
+        round over the whole batch (its ``next_event`` and ``_arrive_walkers_only``).
+        """
+        now = state.now[None, :]
+        arriving = (state.w_arrive <= now) & (state.now < until)[None, :]
+        self._workers_arrive(state, None, arriving)
+
+    def _advance(self, state: LineState, until: torch.Tensor, rng: InstanceRNG) -> None:
+        """``advance`` after its start: the event rounds (see ``advance``)."""
         batch = until.shape[0]
         while True:
             t_next = self.next_event(state)
@@ -613,7 +635,7 @@ class Engine:
             if _worth_compacting(n_active, batch):
                 index = torch.nonzero(active).squeeze(1)
                 sub_state, sub_rng = _select(state, index, self._used), _select_rng(rng, index)
-                self.advance(sub_state, until.index_select(0, index), sub_rng)
+                self._advance(sub_state, until.index_select(0, index), sub_rng)
                 _write_back(state, sub_state, index, self._written)
                 rng.counter.index_copy_(0, index, sub_rng.counter)
                 break

@@ -85,20 +85,25 @@ _SETTLE_PLAIN = {
     "_claim_only": lambda self, state, active, pending, claims, rng: (
         active & (pending | engine._any_rows(claims))
     ),
+    # (and the walkers arriving at the start of ``advance`` left to its first round)
+    "_arrive_walkers_now": lambda self, state, until: None,
 }
 
 
 def _settle_rollout(monkeypatch, scenario: str, plain: tuple[str, ...]) -> tuple[list, int]:
     for name in plain:
         monkeypatch.setattr(engine.Engine, name, _SETTLE_PLAIN[name])
-    sweeps = [0]
-    sweep = engine.Engine._sweep
+    calls = [0]  # sweeps and event rounds
 
-    def counted(self, *args, **kwargs):
-        sweeps[0] += 1
-        return sweep(self, *args, **kwargs)
+    def counting(method):
+        def counted(self, *args, **kwargs):
+            calls[0] += 1
+            return method(self, *args, **kwargs)
 
-    monkeypatch.setattr(engine.Engine, "_sweep", counted)
+        return counted
+
+    for name in ("_sweep", "next_event"):
+        monkeypatch.setattr(engine.Engine, name, counting(getattr(engine.Engine, name)))
     env = LineFlowVecEnv(num_envs=64, scenario=scenario)
     obs, _ = env.reset(seed=5)
     gen = torch.Generator().manual_seed(6)
@@ -109,7 +114,7 @@ def _settle_rollout(monkeypatch, scenario: str, plain: tuple[str, ...]) -> tuple
         obs, reward, *_ = env.step(action)
         out += [obs, reward, env.state.wake, env.state.phase, env.state.held, env.rng.counter]
     monkeypatch.undo()
-    return out, sweeps[0]
+    return out, calls[0]
 
 
 @pytest.mark.parametrize("plain", [("_claim_only",), ("_move_on", "_claim_only")])
@@ -117,10 +122,32 @@ def _settle_rollout(monkeypatch, scenario: str, plain: tuple[str, ...]) -> tuple
     "scenario", ["waiting_time", "complex_line", "worker_assignment", "part_distribution"]
 )
 def test_settle_shortcuts__equal_full_sweeps_with_fewer_sweeps(monkeypatch, scenario, plain):
-    fast, fast_sweeps = _settle_rollout(monkeypatch, scenario, ())
-    slow, slow_sweeps = _settle_rollout(monkeypatch, scenario, plain)
+    fast, fast_calls = _settle_rollout(monkeypatch, scenario, ())
+    slow, slow_calls = _settle_rollout(monkeypatch, scenario, plain)
     assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
-    assert fast_sweeps < slow_sweeps  # the shortcuts did settle instances without a sweep
+    assert fast_calls < slow_calls  # the shortcuts did settle instances without a sweep
+
+
+@pytest.mark.parametrize("scenario", ["worker_assignment", "complex_line"])
+def test_walkers_arriving_at_the_start__equal_a_first_round(monkeypatch, scenario):
+    fast, fast_calls = _settle_rollout(monkeypatch, scenario, ())
+    slow, slow_calls = _settle_rollout(monkeypatch, scenario, ("_arrive_walkers_now",))
+    assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
+    assert fast_calls < slow_calls  # fewer event rounds
+
+
+def test_walkers_arriving_at_the_start__wait_for_an_until_after_now():
+    env = LineFlowVecEnv(
+        num_envs=4, scenario="worker_assignment", scenario_kwargs={"n_assemblies": 3}
+    )
+    env.reset(seed=0)
+    state, eng = env.state, env.engine
+    state.w_arrive[0] = state.now  # worker 0 of every instance ends its walk now
+    state.w_dest[0] = 3
+    eng.advance(state, state.now.clone(), env.rng)  # nothing lies before until == now
+    assert bool((state.w_arrive[0] == state.now).all())
+    eng.advance(state, state.now + 0.5, env.rng)
+    assert bool((state.w_station[0] == 3).all())
 
 
 @pytest.mark.parametrize(
