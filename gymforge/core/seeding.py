@@ -71,18 +71,20 @@ def _mixed_lanes(n: int, device: torch.device) -> torch.Tensor:
     return lane
 
 
-_HEAD_LANES: dict[tuple[int, torch.device], torch.Tensor] = {}
+_HEAD_LANES: dict[tuple[int, torch.device, int], torch.Tensor] = {}
 
 
-def _head_lanes(n: int, device: torch.device) -> torch.Tensor:
+def _head_lanes(n: int, device: torch.device, step: int = 1) -> torch.Tensor:
     """Lanes ``0 .. n-1`` mixed by :func:`_mix_lane` and then by the first xor-shift of
     :func:`_fmix32` (``l ^ (l >> 16)``), as an ``(n, 1)`` int32 column with the same 32 bits; made
-    once per (n, device). See :meth:`InstanceRNG.uniform_lanes` for why."""
-    key = (n, device)
+    once per (n, device, step). ``step``: only every ``step``-th lane (``0, step, ...``), as a
+    ``(ceil(n / step), 1)`` column. See :meth:`InstanceRNG.uniform_lanes` for why."""
+    key = (n, device, step)
     lane = _HEAD_LANES.get(key)
     if lane is None:
         mixed = _mixed_lanes(n, device)
-        lane = _HEAD_LANES[key] = (mixed ^ (mixed >> 16)).to(torch.int32).view(n, 1)
+        lane = (mixed ^ (mixed >> 16)).to(torch.int32).view(n, 1)
+        lane = _HEAD_LANES[key] = lane[::step].contiguous()
     return lane
 
 
@@ -166,11 +168,19 @@ class InstanceRNG:
         return u.reshape(self.seed.shape[0], *shape)
 
     def uniform_lanes(
-        self, n: int, where: torch.Tensor | None = None, dtype: torch.dtype = torch.float32
+        self,
+        n: int,
+        where: torch.Tensor | None = None,
+        dtype: torch.dtype = torch.float32,
+        step: int = 1,
     ) -> torch.Tensor:
         """:meth:`uniform` with the batch axis last: shape ``(n, B)``, where element ``[j, i]`` is
         the very number ``uniform(n)[i, j]`` would give (same counters, same lanes), as ``dtype``
         (float32 or float64: the values are multiples of 2**-24, exact in both).
+
+        ``step``: compute only every ``step``-th of the ``n`` lanes (``0, step, 2 * step, ...``;
+        shape ``(ceil(n / step), B)``), for a caller that would discard the others; the draw is
+        still one of ``n`` lanes (the counters advance as with ``step=1``).
 
         For batch-last state layouts (one contiguous row of ``B`` per lane). The per-instance
         half of the hash is computed once per instance (:func:`_counter_head`), and the lanes'
@@ -181,7 +191,7 @@ class InstanceRNG:
         ``uniform`` with fewer torch calls, which dominate at small batches.
         """
         head = _counter_head(self.key, self.counter).to(torch.int32)  # the same 32 bits
-        bits = torch.bitwise_xor(head[None, :], _head_lanes(n, self.seed.device))
+        bits = torch.bitwise_xor(head[None, :], _head_lanes(n, self.seed.device, step))
         bits.mul_(_FMIX_STEPS[0][1] - (1 << 32))
         _fmix32_int32_(bits, torch.empty_like(bits), _FMIX_STEPS[1:])
         self.counter = self.counter + (1 if where is None else where)

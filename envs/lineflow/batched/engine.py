@@ -260,6 +260,12 @@ def _uniform_rows(rng: InstanceRNG, rows: int, where: torch.Tensor) -> torch.Ten
     return rng.uniform_lanes(rows, where=where, dtype=torch.float64)
 
 
+def _uniform_firsts(rng: InstanceRNG, rows: int, where: torch.Tensor) -> torch.Tensor:
+    """``_uniform_pairs(rng, rows, where)[:, 0]`` (R, B) alone: the same draw (the counters
+    advance the same), without computing the second numbers."""
+    return rng.uniform_lanes(2 * rows, where=where, dtype=torch.float64, step=2)
+
+
 def _uniform_pairs(rng: InstanceRNG, rows: int, where: torch.Tensor) -> torch.Tensor:
     """Two uniforms per row (R, 2, B) float64: ``rng.uniform(rows, 2)`` with the batch axis last;
     ``u[:, j]`` is a (R, B) view of contiguous rows."""
@@ -493,6 +499,7 @@ class Engine:
         self._has_magazine = bool(self._magazine.any())
         self._has_assembly = bool(self._assembly.any())
         self._has_slowdown = bool((line.slowdown_max > 0).any())
+        self._has_rework = bool((line.rework_probability > 0).any())
         # input and output buffers (and their timings) of lines without switches never change
         # (R,) row indices, see ``_at``
         self._fixed_in_last = line.slot_last[line.buffer_in]
@@ -1255,7 +1262,10 @@ class Engine:
         now = state.now[None, :]
         if line.n_workers:
             self._take_workers(state, mask & w.takes_at_work)
-        u = _uniform_pairs(rng, line.rows, _any_rows(mask))
+        # the second number of a row's pair decides rework: without rework anywhere it is
+        # never used, so only the first ones are computed (the same draw)
+        drawn = _uniform_pairs if self._has_rework else _uniform_firsts
+        u = drawn(rng, line.rows, _any_rows(mask))
         factor = torch.where(w.pooled, state.factor, 1.0) if line.n_workers else 1.0
         if self._has_slowdown:
             jump = w.assembly & (state.jump_start <= now) & (now < state.jump_end)
@@ -1271,8 +1281,11 @@ class Engine:
             part = _lookup(line.part_extra.flatten(), self._part_index(state))
             extra = torch.where(w.sequential, part, carrier)
             time = time + torch.where(w.source, 0.0, extra)
-        duration = time * factor - torch.log1p(-u[:, 0]) * col.noise_scale
-        duration = torch.where(u[:, 1] < col.rework_probability, 2 * duration, duration)
+        if self._has_rework:
+            duration = time * factor - torch.log1p(-u[:, 0]) * col.noise_scale
+            duration = torch.where(u[:, 1] < col.rework_probability, 2 * duration, duration)
+        else:  # (u[:, 1] < 0 never holds)
+            duration = time * factor - torch.log1p(-u) * col.noise_scale
         state.started = torch.where(mask, now, state.started)
         state.wake = torch.where(mask, now + duration, state.wake)
         state.carrier_created = torch.where(new_part, now, state.carrier_created)

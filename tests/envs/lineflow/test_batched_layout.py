@@ -29,6 +29,22 @@ def test_uniform_lanes__is_uniform_transposed_with_the_same_counters():
         assert torch.equal(first.counter, last.counter)
 
 
+@pytest.mark.parametrize(("n", "step"), [(18, 2), (9, 2), (10, 3), (4, 1)])
+def test_uniform_lanes_step__is_every_step_th_lane_of_the_same_draw(n, step):
+    seeds = torch.randint(-(2**62), 2**62, (700,), generator=torch.Generator().manual_seed(7))
+    full, some = InstanceRNG.create(seeds.tolist()), InstanceRNG.create(seeds.tolist())
+    full.counter = some.counter = torch.randint(0, 2**40, (700,))
+    where = torch.rand(700, generator=torch.Generator().manual_seed(8)) < 0.5
+    expected = full.uniform_lanes(n, where=where, dtype=torch.float64)
+    got = some.uniform_lanes(n, where=where, dtype=torch.float64, step=step)
+    assert got.shape == (len(range(0, n, step)), 700)
+    assert torch.equal(got, expected[::step])
+    assert torch.equal(full.counter, some.counter)
+    rows = n // 2
+    first = engine._uniform_firsts(some, rows, where)
+    assert torch.equal(first, engine._uniform_pairs(full, rows, where)[:, 0])
+
+
 def test_state__has_the_batch_axis_last():
     env = LineFlowVecEnv(
         num_envs=5, scenario="worker_assignment", scenario_kwargs={"n_assemblies": 3}
