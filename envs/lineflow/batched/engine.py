@@ -43,7 +43,8 @@ the engine picks equivalent, faster forms (same results): ``_any`` and ``_any_ro
 instead of calling ``any``; ``_Wide`` holds the bool row constants and the phase codes as
 contiguous ``(R, B)`` tensors (an op with a broadcast column or a scalar is ~10x slower);
 ``_choose`` selects int8 phases arithmetically; and on lines whose rows' buffers never change (no
-switch), ``_at`` reads slots as whole rows (``index_select``) instead of gathering.
+switch), ``_at`` reads slots as whole rows (``index_select``) instead of gathering, as it does
+for the component buffers of assemblies with one each (``_comp_last_slot``).
 
 Carriers have a *type*: 0 for a carrier without parts, else one of a source's carrier types
 (``compiled._compile_types``); the parts' assembly conditions and extra processing times are
@@ -532,6 +533,12 @@ class Engine:
         # the last slot of each (row, k) component buffer: one lookup instead of two in _pending
         self._component_last_flat = line.slot_last[self._component_flat]
         self._component_offset = self._row * line.component.shape[1]
+        # with at most one component buffer per row (k is always 0 then), each row's component
+        # buffer, its last slot and its getting time are fixed: (R,) indices, see ``_at``
+        self._one_component = line.component.shape[1] == 1
+        self._fixed_comp_buffer = line.component[:, 0]
+        self._fixed_comp_last = line.slot_last[self._fixed_comp_buffer]
+        self._fixed_comp_get_time = line.get_time[self._fixed_comp_buffer][:, None]
         self._inputs_flat = line.inputs.flatten()
         self._inputs_offset = self._row * line.inputs.shape[1]
         self._outputs_flat = line.outputs.flatten()
@@ -759,8 +766,7 @@ class Engine:
         waiting = phase == w.phase(GET_WAIT)
         pending |= waiting & (w.no_input | self._arrived_at(state, self._in_last_slot(state)))
         if self._has_assembly:
-            k = state.comp_k.clamp(max=line.component.shape[1] - 1)
-            comp_last = _lookup(self._component_last_flat, self._component_offset + k)
+            comp_last = self._comp_last_slot(state)
             pending |= (phase == w.phase(COMP_WAIT)) & self._arrived_at(state, comp_last)
         first = self._out_first_slot(state)
         claims = _and_not(phase == w.phase(PUT_WAIT), _at(state.held, first))
@@ -973,16 +979,18 @@ class Engine:
         # COMP_WAIT: take an arrived component carrier from the k-th component buffer.
         if now_in[COMP_WAIT]:
             waiting = _only(act, phase == w.phase(COMP_WAIT))
-            k = state.comp_k.clamp(max=line.component.shape[1] - 1)
-            flat = self._component_offset + k
-            comp_last = _lookup(self._component_last_flat, flat)
+            comp_last = self._comp_last_slot(state)
             ready = waiting & self._arrived_at(state, comp_last)
             if _any(ready):
-                buffer = _lookup(self._component_flat, flat)
+                if self._one_component:
+                    buffer, get_time = self._fixed_comp_buffer, self._fixed_comp_get_time
+                else:
+                    buffer = _lookup(self._component_flat, self._comp_flat(state))
+                    get_time = _lookup(line.get_time, buffer)
                 self._take(state, ready, buffer, comp_last, component=True)
                 unblocked = True
                 phase = _choose(ready, COMP_GETTING, phase)
-                state.wake = torch.where(ready, now + _lookup(line.get_time, buffer), state.wake)
+                state.wake = torch.where(ready, now + get_time, state.wake)
         # SEQ_NEXT: process the next part (after an error, with its probability), or put the
         # carrier on when every part is done.
         if now_in[SEQ_NEXT]:
@@ -1157,6 +1165,22 @@ class Engine:
         created[1:] = torch.where(move, created[:-1], created[1:])
         kind = state.slot_type
         kind[1:] = torch.where(move, kind[:-1], kind[1:])
+
+    def _comp_flat(self, state: LineState) -> torch.Tensor:
+        """Flat (row, k) index (R, B) of each row's current component buffer, for the tables."""
+        k = state.comp_k.clamp(max=self.line.component.shape[1] - 1)
+        return self._component_offset + k
+
+    def _comp_last_slot(self, state: LineState) -> torch.Tensor:
+        """Flat slot index of the last slot of each row's current component buffer: (R, B), or
+        (R,) on lines where no assembly has more than one (an index for ``_at``)."""
+        if self._one_component:  # (k is always 0)
+            return self._fixed_comp_last
+        return self._lookup_comp_last(state)
+
+    def _lookup_comp_last(self, state: LineState) -> torch.Tensor:
+        """``_comp_last_slot`` looked up by (row, k): (R, B)."""
+        return _lookup(self._component_last_flat, self._comp_flat(state))
 
     def _last_slot(self, buffer: torch.Tensor) -> torch.Tensor:
         """Flat slot index (like ``buffer``) of the last slot of ``buffer``."""

@@ -166,6 +166,28 @@ def test_walkers_arriving_at_the_start__wait_for_an_until_after_now():
     assert bool((state.w_station[0] == 3).all())
 
 
+@pytest.mark.parametrize("scenario", ["waiting_time", "complex_line", "worker_assignment"])
+def test_fixed_component_slots__equal_the_looked_up_ones(scenario):
+    def rollout(one_component: bool) -> list[torch.Tensor]:
+        env = LineFlowVecEnv(num_envs=32, scenario=scenario)
+        assert env.engine._one_component  # (one component buffer per assembly)
+        env.engine._one_component = one_component
+        obs, _ = env.reset(seed=9)
+        gen = torch.Generator().manual_seed(10)
+        nvec = torch.as_tensor(env.single_action_space.nvec)
+        out = [obs]
+        for _ in range(100):
+            action = (torch.rand(32, len(nvec), generator=gen) * nvec).long()
+            obs, reward, *_ = env.step(action)
+            out += [obs, reward, env.state.wake, env.state.comp_type, env.state.count]
+            looked_up = env.engine._lookup_comp_last(env.state)
+            assert torch.equal(looked_up, env.engine._fixed_comp_last[:, None].expand_as(looked_up))
+        return out
+
+    fixed, looked_up = rollout(True), rollout(False)
+    assert all(torch.equal(a, b) for a, b in zip(fixed, looked_up, strict=True))
+
+
 @pytest.mark.parametrize(
     "scenario", ["waiting_time", "complex_line", "worker_assignment", "part_distribution"]
 )
