@@ -554,6 +554,7 @@ class Engine:
             torch.arange(line.n_workers, device=device)[:, None] * line.rows
         )  # (W, 1)
         self._transition = line.worker_transition[:, None]  # (W, 1)
+        self._instant_walks = bool((line.worker_transition == 0).any())
         # the phase after WORKING ends, by row: a switch checks its output, a sequential process
         # turns to its next part, a sink without output starts again, the others put their
         # carrier on (a sink's output, like every non-switch row's, never changes)
@@ -604,10 +605,15 @@ class Engine:
         ``ready`` is finite exactly at the slots of moving carriers (held, not yet arrived), so
         its minimum over the slots is the earliest slot arrival.
         """
-        t = torch.minimum(state.wake.amin(dim=0), state.ready.amin(dim=0))
+        return self._next_events(state)[1]
+
+    def _next_events(self, state: LineState) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each instance's earliest timer or slot arrival, and its earliest event (``next_event``:
+        the same, or a worker arrival), both (B,)."""
+        timed = torch.minimum(state.wake.amin(dim=0), state.ready.amin(dim=0))
         if self.line.n_workers:
-            t = torch.minimum(t, state.w_arrive.amin(dim=0))
-        return t
+            return timed, torch.minimum(timed, state.w_arrive.amin(dim=0))
+        return timed, timed
 
     def advance(self, state: LineState, until: torch.Tensor, rng: InstanceRNG) -> None:
         """Process every event strictly before ``until`` (B,) and set the clocks to ``until``.
@@ -641,7 +647,7 @@ class Engine:
         """``advance`` after its start: the event rounds (see ``advance``)."""
         batch = until.shape[0]
         while True:
-            t_next = self.next_event(state)
+            t_timed, t_next = self._next_events(state)
             active = t_next < until
             n_active = int(active.sum())
             if n_active == 0:
@@ -656,7 +662,7 @@ class Engine:
             state.now = torch.where(active, t_next, state.now)
             if self.line.n_workers or self._has_switch:
                 if self.line.n_workers:
-                    active = self._arrive_walkers_only(state, active)
+                    active = self._arrive_walkers_only(state, active, t_timed <= t_next)
                 if self._has_switch:
                     active = self._poll_again_only(state, active)
                 n_active = int(active.sum())
@@ -665,9 +671,13 @@ class Engine:
             self._settle(state, active, n_active, rng)
         state.now = until.clone()
 
-    def _arrive_walkers_only(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
+    def _arrive_walkers_only(
+        self, state: LineState, active: torch.Tensor, timed: torch.Tensor
+    ) -> torch.Tensor:
         """Settle the ``active`` instances whose only event now is workers ending their walk, and
-        return the other active instances (B,), which need a full ``_settle``.
+        return the other active instances (B,), which need a full ``_settle``. ``timed`` (B,):
+        whether a timer or a slot arrival is due now (in the active instances, whose clock is at
+        their next event: whether its earliest timer or slot arrival is that event).
 
         At the start of a round every instance is settled (nothing was pending when its last
         settle ended, and only time has passed since; an action only sends workers walking), so
@@ -677,12 +687,10 @@ class Engine:
         Actions send the workers of most instances walking, and their arrivals would otherwise
         make full-batch sweeps in which almost nothing happens.
         """
-        now = state.now[None, :]
-        timed = _any_rows(torch.cat([state.wake <= now, state.ready <= now]))
         walkers_only = _and_not(active, timed)
         if not _any(walkers_only):
             return active
-        self._workers_arrive(state, walkers_only, state.w_arrive <= now)
+        self._workers_arrive(state, walkers_only, state.w_arrive <= state.now[None, :])
         return active & timed
 
     def _poll_again_only(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
@@ -1361,9 +1369,12 @@ class Engine:
             & (state.w_arrive == INF)
             & (state.w_target != state.w_station)
         )
-        instant = leave & (self._transition == 0)
-        state.w_station = torch.where(instant, state.w_target, state.w_station)
-        walk = _and_not(leave, instant)
+        if self._instant_walks:
+            instant = leave & (self._transition == 0)
+            state.w_station = torch.where(instant, state.w_target, state.w_station)
+            walk = _and_not(leave, instant)
+        else:  # (no walk takes no time)
+            walk = leave
         state.w_dest = torch.where(walk, state.w_target, state.w_dest)
         state.w_arrive = torch.where(walk, state.now[None, :] + self._transition, state.w_arrive)
 

@@ -72,7 +72,7 @@ def test_and_not__is_mask_and_not_other_with_broadcasting():
 
 def _rollout(monkeypatch, scenario: str, shortcut: str | None) -> list[torch.Tensor]:
     if shortcut is not None:  # the straightforward form: every active instance sweeps
-        monkeypatch.setattr(engine.Engine, shortcut, lambda self, state, active: active)
+        monkeypatch.setattr(engine.Engine, shortcut, lambda self, state, active, *_: active)
     env = LineFlowVecEnv(num_envs=48, scenario=scenario)
     obs, _ = env.reset(seed=3)
     gen = torch.Generator().manual_seed(4)
@@ -186,6 +186,26 @@ def test_fixed_component_slots__equal_the_looked_up_ones(scenario):
 
     fixed, looked_up = rollout(True), rollout(False)
     assert all(torch.equal(a, b) for a, b in zip(fixed, looked_up, strict=True))
+
+
+@pytest.mark.parametrize("scenario", ["complex_line", "worker_assignment"])
+def test_walks_without_the_instant_check__equal_with_it(scenario):
+    # no worker of these lines walks in zero time, so the engine skips the instant-walk check
+    def rollout(instant_walks: bool) -> list[torch.Tensor]:
+        env = LineFlowVecEnv(num_envs=32, scenario=scenario)
+        assert not env.engine._instant_walks
+        env.engine._instant_walks = instant_walks
+        obs, _ = env.reset(seed=11)
+        gen = torch.Generator().manual_seed(12)
+        nvec = torch.as_tensor(env.single_action_space.nvec)
+        out = [obs]
+        for _ in range(100):
+            action = (torch.rand(32, len(nvec), generator=gen) * nvec).long()
+            obs, reward, *_ = env.step(action)
+            out += [obs, reward, env.state.w_station, env.state.w_arrive, env.state.w_dest]
+        return out
+
+    assert all(torch.equal(a, b) for a, b in zip(rollout(False), rollout(True), strict=True))
 
 
 @pytest.mark.parametrize(
