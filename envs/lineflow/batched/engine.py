@@ -434,28 +434,41 @@ class _Wide:
 
     On the CPU an op of a bool or int8 ``(rows, B)`` tensor with a broadcast column or a scalar
     runs an unvectorized loop, about ten times slower than the same op with a contiguous operand.
+
+    ``parent``: a ``_Wide`` of a larger batch, whose tensors this one slices (``[:, :B]``, rows
+    of ``B`` contiguous elements, as fast an operand; the compacted batches have new sizes all
+    the time, and a slice costs less than making the tensor).
     """
 
-    def __init__(self, columns: dict[str, torch.Tensor], rows: int, batch: int) -> None:
-        self._columns, self._rows, self._batch = columns, rows, batch
+    def __init__(
+        self, columns: dict[str, torch.Tensor], rows: int, batch: int, parent: _Wide | None = None
+    ) -> None:
+        self._columns, self._rows, self._batch, self._parent = columns, rows, batch, parent
         self._phases: dict[int, torch.Tensor] = {}
 
     def __getattr__(self, name: str) -> torch.Tensor:
         if name.startswith("_") or name not in self._columns:
             raise AttributeError(name)
-        value = self._columns[name].expand(-1, self._batch).contiguous()
+        if self._parent is not None:
+            value = getattr(self._parent, name)[:, : self._batch]
+        else:
+            value = self._columns[name].expand(-1, self._batch).contiguous()
         setattr(self, name, value)
         return value
 
     def phase(self, value: int) -> torch.Tensor:
         found = self._phases.get(value)
         if found is None:
-            found = self._phases[value] = torch.full(
-                (self._rows, self._batch),
-                value,
-                dtype=torch.int8,
-                device=self._columns["source"].device,
-            )
+            if self._parent is not None:
+                found = self._parent.phase(value)[:, : self._batch]
+            else:
+                found = torch.full(
+                    (self._rows, self._batch),
+                    value,
+                    dtype=torch.int8,
+                    device=self._columns["source"].device,
+                )
+            self._phases[value] = found
         return found
 
 
@@ -586,16 +599,27 @@ class Engine:
             "after_work": self._after_work,  # (int8: phase codes)
         }
         self._wides: OrderedDict[int, _Wide] = OrderedDict()
+        self._widest: _Wide | None = None  # the largest batch's (see ``_Wide``)
+        self._last_wide: _Wide | None = None  # the last one asked for
 
     def _wide(self, batch: int) -> _Wide:
-        """The ``_Wide`` constants for batch size ``batch`` (the last few sizes are kept)."""
+        """The ``_Wide`` constants for batch size ``batch`` (the last few sizes are kept; those
+        smaller than the largest batch so far slice its constants)."""
+        wide = self._last_wide
+        if wide is not None and wide._batch == batch:
+            return wide
         wide = self._wides.get(batch)
         if wide is None:
-            wide = self._wides[batch] = _Wide(self._bool_columns, self.line.rows, batch)
+            widest = self._widest
+            parent = widest if widest is not None and widest._batch > batch else None
+            wide = self._wides[batch] = _Wide(self._bool_columns, self.line.rows, batch, parent)
+            if parent is None:
+                self._widest = wide
             if len(self._wides) > WIDE_CACHE:
                 self._wides.popitem(last=False)
         else:
             self._wides.move_to_end(batch)
+        self._last_wide = wide
         return wide
 
     # --- the event loop ---------------------------------------------------------------------

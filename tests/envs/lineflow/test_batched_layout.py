@@ -188,6 +188,21 @@ def test_fixed_component_slots__equal_the_looked_up_ones(scenario):
     assert all(torch.equal(a, b) for a, b in zip(fixed, looked_up, strict=True))
 
 
+def test_wide__of_a_smaller_batch_slices_the_widest_with_the_same_values():
+    env = LineFlowVecEnv(num_envs=2, scenario="worker_assignment")
+    eng = env.engine
+    widest, small = eng._wide(300), eng._wide(37)
+    assert small._parent is widest and eng._wide(37) is small
+    fresh = engine._Wide(eng._bool_columns, env.compiled.rows, 37)
+    for name in eng._bool_columns:
+        got = getattr(small, name)
+        assert got.shape == getattr(fresh, name).shape and torch.equal(got, getattr(fresh, name))
+        assert got.stride(-1) == 1  # rows of contiguous elements
+    for phase in (engine.START, engine.PUT_WAIT, engine.SEQ_ERROR):
+        assert torch.equal(small.phase(phase), fresh.phase(phase))
+    assert eng._wide(500)._parent is None and eng._widest._batch == 500
+
+
 @pytest.mark.parametrize("scenario", ["complex_line", "worker_assignment"])
 def test_walks_without_the_instant_check__equal_with_it(scenario):
     # no worker of these lines walks in zero time, so the engine skips the instant-walk check
