@@ -405,12 +405,13 @@ def _select_rng(rng: InstanceRNG, index: torch.Tensor) -> InstanceRNG:
     )
 
 
-def _phase_counts(mask: torch.Tensor | None, phase: torch.Tensor) -> list[int]:
+def _phase_counts(mask: torch.Tensor | None, phase: torch.Tensor, wide: _Wide) -> list[int]:
     """Number of rows selected by ``mask`` (R, B or 1, B; None: all) in each phase (one host sync).
 
     The int8 phases are counted as bytes (``bincount`` takes uint8; a widening copy to int64 would
-    cost more than the count)."""
-    selected = phase if mask is None else torch.where(mask, phase, N_PHASES)
+    cost more than the count); the others count as ``N_PHASES`` (``_choose`` with ``wide``'s
+    filled tensor: arithmetic from ``CHOOSE_ARITHMETIC`` elements on)."""
+    selected = phase if mask is None else _choose(mask, phase, wide.phase(N_PHASES))
     counts = torch.bincount(selected.flatten().view(torch.uint8), minlength=N_PHASES + 1)
     return counts.tolist()[:N_PHASES]  # (sliced in Python: one torch call less)
 
@@ -563,6 +564,10 @@ class Engine:
         self._slot_time_next = line.slot_time[owner[1:]][:, None]  # (NS - 1, 1), into slot i + 1
         self._null_slot = int(line.slot_first[line.null_buffer])
         self._skill_flat = line.worker_skill.flatten()  # (W * R,) skill of worker w at row r
+        # the skill of every worker at every station of its pool, when it is one number
+        # (a float64 0-d tensor, so that ``where`` keeps float64), else None
+        at_station = line.worker_skill.gather(1, line.worker_station).unique()
+        self._station_skill = at_station.reshape(()) if at_station.numel() == 1 else None
         self._worker_offset = (
             torch.arange(line.n_workers, device=device)[:, None] * line.rows
         )  # (W, 1)
@@ -886,7 +891,7 @@ class Engine:
         unblocked = False  # whether a take or a put may have let carriers move on
         # how many due rows are in each phase: a due rule whose phase is absent is skipped (no
         # rule of the due block leads to a phase that a later due rule reads)
-        due_in = _phase_counts(due, phase)
+        due_in = _phase_counts(due, phase, w)
 
         if sum(due_in):
             # PUTTING ends: the carrier arrives in the first slot; switches may alternate.
@@ -987,7 +992,7 @@ class Engine:
         # The rules below read the phases as earlier rules leave them; ``now_in`` counts the
         # active rows per phase here, and a rule runs when its phase or one leading to it
         # within the sweep is present (START -> GET_WAIT; OUT_CHECK, SEQ_NEXT -> PUT_WAIT).
-        now_in = _phase_counts(act, phase)
+        now_in = _phase_counts(act, phase, w)
         # START.
         if now_in[START]:
             starting = _only(act, phase == w.phase(START))
@@ -1368,7 +1373,10 @@ class Engine:
             return
         standing = (state.w_arrive == INF) & (state.w_holder < 0)  # (W, B)
         taken = mask.gather(0, state.w_station) & standing
-        skill = _lookup(self._skill_flat, self._worker_offset + state.w_station)
+        if self._station_skill is None:
+            skill = _lookup(self._skill_flat, self._worker_offset + state.w_station)
+        else:  # every worker has this skill at every station it can stand at
+            skill = self._station_skill
         # the skills of a row's workers are summed in worker order (as a scatter over (B, W)
         # rows did), so the float sums are the same bits
         total = torch.zeros_like(state.factor).scatter_add_(

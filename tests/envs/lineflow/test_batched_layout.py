@@ -203,6 +203,42 @@ def test_wide__of_a_smaller_batch_slices_the_widest_with_the_same_values():
     assert eng._wide(500)._parent is None and eng._widest._batch == 500
 
 
+@pytest.mark.parametrize("batch", [5, 3000])  # below and above CHOOSE_ARITHMETIC elements
+def test_phase_counts__count_the_selected_rows_phases(batch):
+    gen = torch.Generator().manual_seed(13)
+    phase = torch.randint(0, engine.N_PHASES, (9, batch), generator=gen).to(torch.int8)
+    wide = engine._Wide({"source": torch.zeros(9, 1, dtype=torch.bool)}, 9, batch)
+    for mask in (
+        torch.rand(9, batch, generator=gen) < 0.3,
+        torch.rand(1, batch, generator=gen) < 0.5,
+    ):
+        expected = [int(((phase == p) & mask).sum()) for p in range(engine.N_PHASES)]
+        assert engine._phase_counts(mask, phase, wide) == expected
+    assert engine._phase_counts(None, phase, wide) == [
+        int((phase == p).sum()) for p in range(engine.N_PHASES)
+    ]
+
+
+@pytest.mark.parametrize("scenario", ["complex_line", "worker_assignment"])
+def test_station_skill__equals_the_looked_up_skills(scenario):
+    def rollout(constant: bool) -> list[torch.Tensor]:
+        env = LineFlowVecEnv(num_envs=32, scenario=scenario)
+        assert env.engine._station_skill is not None  # (one skill everywhere)
+        if not constant:
+            env.engine._station_skill = None
+        obs, _ = env.reset(seed=14)
+        gen = torch.Generator().manual_seed(15)
+        nvec = torch.as_tensor(env.single_action_space.nvec)
+        out = [obs]
+        for _ in range(100):
+            action = (torch.rand(32, len(nvec), generator=gen) * nvec).long()
+            obs, reward, *_ = env.step(action)
+            out += [obs, reward, env.state.factor, env.state.wake, env.state.w_holder]
+        return out
+
+    assert all(torch.equal(a, b) for a, b in zip(rollout(True), rollout(False), strict=True))
+
+
 @pytest.mark.parametrize("scenario", ["complex_line", "worker_assignment"])
 def test_walks_without_the_instant_check__equal_with_it(scenario):
     # no worker of these lines walks in zero time, so the engine skips the instant-walk check
