@@ -1180,18 +1180,22 @@ class Engine:
         if act is not None:
             passes &= act
         free_now = ~held[1:]
-        if not _any(passes & free_now):
+        move = passes & free_now  # (NS - 1, B): the carrier at i moves to i + 1 ...
+        if not _any(move):
             return
-        # slot i + 1 is or will be free in this pass: free now, or passing its carrier on into
-        # a slot that is; a chain of passing carriers is at most C - 1 long
-        # (in-place methods on the row-range views: ``x[:-1] &= y`` would also call __setitem__,
-        # a slice and a self-copy more per update)
-        frees = free_now
-        for _ in range(self.line.cmax - 2):
-            chained = free_now.clone()
-            chained[:-1].bitwise_or_(passes[1:] & frees[1:])
-            frees = chained
-        move = passes & frees  # (NS - 1, B): the carrier at i moves to i + 1
+        # ... or into slot i + 1 when that slot's carrier moves on (a chain of passing carriers,
+        # at most C - 1 long). Only where a carrier could follow one that moves into a free
+        # slot: without that, going down from the last slot, every move is into a free slot.
+        if _any(passes[:-1] & move[1:]):
+            # slot i + 1 is or will be free in this pass: free now, or passing its carrier on
+            # into a slot that is (in-place methods on the row-range views: ``x[:-1] &= y``
+            # would also call __setitem__, a slice and a self-copy more per update)
+            frees = free_now
+            for _ in range(self.line.cmax - 2):
+                chained = free_now.clone()
+                chained[:-1].bitwise_or_(passes[1:] & frees[1:])
+                frees = chained
+            move = passes & frees
         stay = ~move
         arrived[:-1].bitwise_and_(stay)
         held[:-1].bitwise_and_(stay)

@@ -203,6 +203,47 @@ def test_wide__of_a_smaller_batch_slices_the_widest_with_the_same_values():
     assert eng._wide(500)._parent is None and eng._widest._batch == 500
 
 
+def _move_with_every_chain(eng, state) -> None:
+    """``Engine._move`` (all instances) as it was: the chain recurrence always run."""
+    passes = state.arrived[:-1] & eng._passable
+    free_now = ~state.held[1:]
+    frees = free_now
+    for _ in range(eng.line.cmax - 2):
+        chained = free_now.clone()
+        chained[:-1] |= passes[1:] & frees[1:]
+        frees = chained
+    move = passes & frees
+    state.arrived[:-1] &= ~move
+    state.held[:-1] &= ~move
+    state.held[1:] |= move
+    state.ready[1:] = torch.where(move, state.now[None, :] + eng._slot_time_next, state.ready[1:])
+    state.slot_created[1:] = torch.where(move, state.slot_created[:-1], state.slot_created[1:])
+    state.slot_type[1:] = torch.where(move, state.slot_type[:-1], state.slot_type[1:])
+
+
+@pytest.mark.parametrize("scenario", ["worker_assignment", "part_distribution", "waiting_time"])
+@pytest.mark.parametrize("density", [0.2, 0.6, 0.95])
+def test_move__equals_the_full_chain_recurrence(scenario, density):
+    env = LineFlowVecEnv(num_envs=256, scenario=scenario)
+    env.reset(seed=16)
+    state, eng = env.state, env.engine
+    gen = torch.Generator().manual_seed(int(density * 100))
+    shape = state.held.shape
+    state.held = torch.rand(shape, generator=gen) < density
+    state.arrived = state.held & (torch.rand(shape, generator=gen) < 0.7)
+    state.ready = torch.where(state.held & ~state.arrived, 5.0, torch.inf).double()
+    state.slot_created = torch.rand(shape, generator=gen, dtype=torch.float64)
+    state.slot_type = torch.randint(0, 3, shape, generator=gen)
+    expected = {f: getattr(state, f).clone() for f in ("arrived", "held", "ready")}
+    expected |= {f: getattr(state, f).clone() for f in ("slot_created", "slot_type")}
+    reference = type("S", (), {k: v for k, v in expected.items()} | {"now": state.now})()
+    _move_with_every_chain(eng, reference)
+    eng._move(state, None)
+    for name in expected:
+        assert torch.equal(getattr(state, name), getattr(reference, name)), name
+    assert not bool((state.arrived[:-1] & eng._passable & ~state.held[1:]).any())
+
+
 @pytest.mark.parametrize("batch", [5, 3000])  # below and above CHOOSE_ARITHMETIC elements
 def test_phase_counts__count_the_selected_rows_phases(batch):
     gen = torch.Generator().manual_seed(13)
