@@ -82,9 +82,11 @@ from gymforge.envs.lineflow.batched.compiled import (
 N_PHASES = 18
 INF = math.inf
 MAX_SWEEPS = 64
-# gather the still-active instances into a smaller batch when fewer than 3/4 of the batch and
-# at least COMPACT_MIN fewer instances are active (below that, per-op overhead dominates)
-COMPACT_BELOW, COMPACT_ABOVE, COMPACT_MIN = 4, 3, 128
+# gather the still-active instances into a smaller batch when fewer than 1/2 of the batch and
+# at least COMPACT_MIN fewer instances are active (below that, per-op overhead dominates; with
+# most instances settling in one sweep, a gather of 1/2 to 3/4 of the batch cost more than the
+# sweeps over the inactive rest)
+COMPACT_BELOW, COMPACT_ABOVE, COMPACT_MIN = 2, 1, 128
 JUMP_OVERHEAD = 3.1
 CHOOSE_ARITHMETIC = 8192  # elements from which ``_choose`` computes instead of ``where``
 WIDE_CACHE = 16  # batch sizes whose expanded constants ``Engine._wide`` keeps
