@@ -756,7 +756,8 @@ class Engine:
         """Sweep the ``active`` instances until nothing more can happen at their current instant.
 
         After each sweep only the instances with something still pending (``_pending``) sweep
-        again, so no sweep is spent confirming that nothing changes. When fewer than half of
+        again, so no sweep is spent confirming that nothing changes; those with only a claim
+        pending make it without a sweep (``_claim_only``). When fewer than half of
         the batch still sweep, they are gathered into a smaller batch, settled there (again
         shrinking as they finish) and written back in place: the work is elementwise per
         instance, so the result is the same.
