@@ -9,9 +9,11 @@ a freed slot) — in sweeps repeated until nothing changes. Instances never inte
 random draw comes from the instance's own counter-based stream, so a batch equals separate runs.
 A sweep ends by letting carriers move on past the takes and puts it made (``_move_on``), and a
 claim of a freed slot that is all an instance has left is made without a sweep
-(``_claim_only``), so most instances settle in one sweep; rounds whose only events are workers
-arriving or failed switch polls need none (``_arrive_walkers_only``, ``_poll_again_only``), and
-workers arriving at the very start of ``advance`` need no round (``_arrive_walkers_now``).
+(``_claim_only``), as is the end of a work that took no time (``_work_ends_only``: the
+WaitingTime sink and main source, the ComplexLine switch), so most instances settle in one
+sweep; rounds whose only events are workers arriving or failed switch polls need none
+(``_arrive_walkers_only``, ``_poll_again_only``), and workers arriving at the very start of
+``advance`` need no round (``_arrive_walkers_now``).
 
 Station programs follow the SimPy engine (``sim_stations.py``). Every row has a phase:
 
@@ -582,6 +584,18 @@ class Engine:
         after = torch.where(self._sink & no_out, START, PUT_WAIT)
         after = torch.where(self._sequential, SEQ_NEXT, after)
         self._after_work = torch.where(self._switch, OUT_CHECK, after).to(torch.int8)
+        # rows whose work end a sweep would follow only with checks (``_work_ends_only``): all
+        # but sequential processes; a sink starting again goes on to GET_WAIT, a switch checks
+        # its output
+        self._ends_simply = ~self._sequential
+        restarts = self._after_work == START
+        self._after_end = torch.where(restarts, GET_WAIT, self._after_work).to(torch.int8)
+        # whether some such row can work for no time at all, so that its work ends at the
+        # instant it starts, in the sweep after (else no work end is left after a sweep;
+        # magazines and collectors never work)
+        works = ~(self._magazine | self._collector)
+        zero = (col.processing_time == 0) & (col.noise_scale == 0)
+        self._zero_work = bool((self._ends_simply & works & zero).any())
         # whether a row ever puts a carrier on the null buffer (see ``_finish_put``)
         self._puts_on_null = self._has_switch or bool((no_out & ~self._sink).any())
         # bool columns used as masks (and ``after_work``, int8), expanded per batch size (see
@@ -604,6 +618,9 @@ class Engine:
             "actionable_magazine": col.actionable_magazine,
             "plain_get": ~(self._assembly | self._collector),  # GETTING ends in WORKING
             "after_work": self._after_work,  # (int8: phase codes)
+            "ends_simply": self._ends_simply,
+            "restarts": restarts,
+            "after_end": self._after_end,  # (int8: phase codes)
         }
         self._wides: OrderedDict[int, _Wide] = OrderedDict()
         self._widest: _Wide | None = None  # the largest batch's (see ``_Wide``)
@@ -756,8 +773,9 @@ class Engine:
         """Sweep the ``active`` instances until nothing more can happen at their current instant.
 
         After each sweep only the instances with something still pending (``_pending``) sweep
-        again, so no sweep is spent confirming that nothing changes; those with only a claim
-        pending make it without a sweep (``_claim_only``). When fewer than half of
+        again, so no sweep is spent confirming that nothing changes; those with only claims and
+        the ends of works that took no time pending make them without a sweep
+        (``_work_ends_only``, ``_claim_only``). When fewer than half of
         the batch still sweep, they are gathered into a smaller batch, settled there (again
         shrinking as they finish) and written back in place: the work is elementwise per
         instance, so the result is the same.
@@ -774,22 +792,29 @@ class Engine:
                 rng.counter.index_copy_(0, index, sub_rng.counter)
                 return
             self._sweep(state, active, rng, everyone=n_active == batch, due=due)
-            pending, claims, due = self._pending(state)
+            pending, claims, due, ends = self._pending(state)
+            if ends is not None:
+                pending, claims = self._work_ends_only(state, active, pending, ends, claims)
             active = self._claim_only(state, active, pending, claims, rng)
             n_active = int(active.sum())
             if n_active == 0:
                 return
         raise RuntimeError("line did not settle: a zero-time cycle of moves")  # pragma: no cover
 
-    def _pending(self, state: LineState) -> tuple[torch.Tensor, torch.Tensor, _Due]:
+    def _pending(
+        self, state: LineState
+    ) -> tuple[torch.Tensor, torch.Tensor, _Due, torch.Tensor | None]:
         """Instances (B,) where a sweep at ``state.now`` would still do something other than a
-        claim, the claims (R, B), and the due timers and arrivals it found (for the next sweep,
-        see ``_Due``).
+        claim or a simple work end, the claims (R, B), the due timers and arrivals it found
+        (for the next sweep, see ``_Due``), and the simple work ends (R, B; None on lines
+        without zero-time work, where they are left in the due timers).
 
         Exactly the preconditions of the sweep's rules: a due timer, slot arrival or worker
         arrival; a carrier that can move on; a row in START or OUT_CHECK (they always move
         on); a row waiting for a carrier that has arrived; and, returned apart (see
-        ``_claim_only``), a row waiting for a slot that is free (a claim).
+        ``_claim_only``), a row waiting for a slot that is free (a claim), and (see
+        ``_work_ends_only``) a due WORKING timer of a row that is not a sequential process,
+        unless it is a sink that would start again and take a carrier that has arrived.
         """
         w = self._wide(state.now.shape[0])
         line = self.line
@@ -800,11 +825,18 @@ class Engine:
             slots=state.ready <= now,
             workers=state.w_arrive <= now if line.n_workers else None,
         )
-        pending = due.timers | (phase == w.phase(START)) | (phase == w.phase(OUT_CHECK))
+        arrived_in = self._arrived_at(state, self._in_last_slot(state))
+        if self._zero_work:
+            ends = due.timers & (phase == w.phase(WORKING)) & w.ends_simply
+            ends = _and_not(ends, w.restarts & arrived_in)
+            timers = _and_not(due.timers, ends)
+        else:
+            ends, timers = None, due.timers
+        pending = timers | (phase == w.phase(START)) | (phase == w.phase(OUT_CHECK))
         if self._has_sequential:
             pending |= phase == w.phase(SEQ_NEXT)
         waiting = phase == w.phase(GET_WAIT)
-        pending |= waiting & (w.no_input | self._arrived_at(state, self._in_last_slot(state)))
+        pending |= waiting & (w.no_input | arrived_in)
         if self._has_assembly:
             comp_last = self._comp_last_slot(state)
             pending |= (phase == w.phase(COMP_WAIT)) & self._arrived_at(state, comp_last)
@@ -816,7 +848,57 @@ class Engine:
         conditions = [pending, due.slots, passes]
         if due.workers is not None:
             conditions.append(due.workers)
-        return _any_rows(torch.cat(conditions)), claims, due
+        return _any_rows(torch.cat(conditions)), claims, due, ends
+
+    def _work_ends_only(
+        self,
+        state: LineState,
+        active: torch.Tensor,
+        pending: torch.Tensor,
+        ends: torch.Tensor,
+        claims: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """End the simple work ends (``ends``, (R, B), see ``_pending``) of the ``active``
+        instances whose only pending rules are such ends and claims, and return ``pending``
+        and the claims (R, B) with those of the rows that now wait to put their carrier on.
+
+        A sweep of such an instance would end the work (release its workers, count a sink's
+        part, set ``last_time``; a sink without output starts again and waits for a carrier,
+        which has not arrived; a switch checks its selected output: room, it waits to put on,
+        else it polls again; the others wait to put their carrier on) and claim the free
+        first slots, drawing the put times once for all its claims, as ``_claim_only`` then
+        does; nothing else: no other rule's precondition holds, and a work end changes no
+        slot. Rows that work for no time (the WaitingTime sink and main source, the
+        ComplexLine switch) end their work at the instant they start it, which made a second
+        sweep in most settles of such lines.
+        """
+        if not _any(ends):
+            return pending, claims
+        ending = ends & _and_not(active, pending)[None, :]
+        if not _any(ending):
+            return pending, claims
+        w = self._wide(state.now.shape[0])
+        if self.line.n_workers:
+            self._release(state, ending)
+        finished = ending & w.sink
+        state.n_parts = state.n_parts + finished.sum(dim=0)
+        state.last_time = torch.where(ending, state.now[None, :] - state.started, state.last_time)
+        state.carrier_type = torch.where(finished, EMPTY_TYPE, state.carrier_type)
+        state.wake = torch.where(ending, INF, state.wake)
+        phase = _choose(ending, w.after_end, state.phase)
+        if self._has_switch:  # OUT_CHECK, as in ``_sweep``
+            checking = ending & w.switch
+            selected = _lookup(self._outputs_flat, self._outputs_offset + state.index_out)
+            room = state.count.gather(0, selected) < _lookup(self.line.capacity, selected)
+            state.cur_out = torch.where(checking & room, selected, state.cur_out)
+            state.wake = torch.where(
+                _and_not(checking, room), state.now[None, :] + self.col.poll, state.wake
+            )
+            phase = _choose(checking, _choose(room, PUT_WAIT, w.phase(OUT_POLL)), phase)
+        state.phase = phase
+        puts = phase == w.phase(PUT_WAIT)
+        claims = claims | _and_not(ending & puts, _at(state.held, self._out_first_slot(state)))
+        return pending, claims
 
     def _claim_only(
         self,

@@ -103,6 +103,11 @@ _SETTLE_PLAIN = {
     ),
     # (and the walkers arriving at the start of ``advance`` left to its first round)
     "_arrive_walkers_now": lambda self, state, until: None,
+    # (and the work ends left to the next sweep like every due timer)
+    "_work_ends_only": lambda self, state, active, pending, ends, claims: (
+        pending | engine._any_rows(ends),
+        claims,
+    ),
 }
 
 
@@ -142,6 +147,17 @@ def test_settle_shortcuts__equal_full_sweeps_with_fewer_sweeps(monkeypatch, scen
     slow, slow_calls = _settle_rollout(monkeypatch, scenario, plain)
     assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
     assert fast_calls < slow_calls  # the shortcuts did settle instances without a sweep
+
+
+@pytest.mark.parametrize("plain", [("_work_ends_only",), ("_work_ends_only", "_claim_only")])
+@pytest.mark.parametrize("scenario", ["waiting_time", "complex_line"])
+def test_zero_time_work_ends__equal_full_sweeps_with_fewer_sweeps(monkeypatch, scenario, plain):
+    # the WaitingTime sink and main source and the ComplexLine switch work for no time
+    assert engine.Engine(LineFlowVecEnv(num_envs=1, scenario=scenario).engine.line)._zero_work
+    fast, fast_calls = _settle_rollout(monkeypatch, scenario, ())
+    slow, slow_calls = _settle_rollout(monkeypatch, scenario, plain)
+    assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
+    assert fast_calls < slow_calls  # the work ends were made without a sweep
 
 
 @pytest.mark.parametrize("scenario", ["worker_assignment", "complex_line"])
