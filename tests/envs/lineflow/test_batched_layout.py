@@ -182,23 +182,37 @@ def test_walkers_arriving_at_the_start__wait_for_an_until_after_now():
     assert bool((state.w_station[0] == 3).all())
 
 
+def _toggled_rollout(
+    scenario: str, attribute: str, value: object, seed: int, fields: tuple[str, ...], check=None
+) -> list[torch.Tensor]:
+    """Observations, rewards and the state ``fields`` of a 100-step random-action rollout of 32
+    instances with the engine's ``attribute`` set to ``value`` (``check(env)`` after each step)."""
+    env = LineFlowVecEnv(num_envs=32, scenario=scenario)
+    setattr(env.engine, attribute, value)
+    obs, _ = env.reset(seed=seed)
+    gen = torch.Generator().manual_seed(seed + 1)
+    nvec = torch.as_tensor(env.single_action_space.nvec)
+    out = [obs]
+    for _ in range(100):
+        action = (torch.rand(32, len(nvec), generator=gen) * nvec).long()
+        obs, reward, *_ = env.step(action)
+        out += [obs, reward, *(getattr(env.state, f) for f in fields)]
+        if check is not None:
+            check(env)
+    return out
+
+
 @pytest.mark.parametrize("scenario", ["waiting_time", "complex_line", "worker_assignment"])
 def test_fixed_component_slots__equal_the_looked_up_ones(scenario):
+    assert LineFlowVecEnv(num_envs=1, scenario=scenario).engine._one_component  # (one buffer each)
+
+    def same_slots(env: LineFlowVecEnv) -> None:
+        looked_up = env.engine._lookup_comp_last(env.state)
+        assert torch.equal(looked_up, env.engine._fixed_comp_last[:, None].expand_as(looked_up))
+
     def rollout(one_component: bool) -> list[torch.Tensor]:
-        env = LineFlowVecEnv(num_envs=32, scenario=scenario)
-        assert env.engine._one_component  # (one component buffer per assembly)
-        env.engine._one_component = one_component
-        obs, _ = env.reset(seed=9)
-        gen = torch.Generator().manual_seed(10)
-        nvec = torch.as_tensor(env.single_action_space.nvec)
-        out = [obs]
-        for _ in range(100):
-            action = (torch.rand(32, len(nvec), generator=gen) * nvec).long()
-            obs, reward, *_ = env.step(action)
-            out += [obs, reward, env.state.wake, env.state.comp_type, env.state.count]
-            looked_up = env.engine._lookup_comp_last(env.state)
-            assert torch.equal(looked_up, env.engine._fixed_comp_last[:, None].expand_as(looked_up))
-        return out
+        fields = ("wake", "comp_type", "count")
+        return _toggled_rollout(scenario, "_one_component", one_component, 9, fields, same_slots)
 
     fixed, looked_up = rollout(True), rollout(False)
     assert all(torch.equal(a, b) for a, b in zip(fixed, looked_up, strict=True))
@@ -278,20 +292,12 @@ def test_phase_counts__count_the_selected_rows_phases(batch):
 
 @pytest.mark.parametrize("scenario", ["complex_line", "worker_assignment"])
 def test_station_skill__equals_the_looked_up_skills(scenario):
+    skill = LineFlowVecEnv(num_envs=1, scenario=scenario).engine._station_skill
+    assert skill is not None  # (one skill everywhere)
+
     def rollout(constant: bool) -> list[torch.Tensor]:
-        env = LineFlowVecEnv(num_envs=32, scenario=scenario)
-        assert env.engine._station_skill is not None  # (one skill everywhere)
-        if not constant:
-            env.engine._station_skill = None
-        obs, _ = env.reset(seed=14)
-        gen = torch.Generator().manual_seed(15)
-        nvec = torch.as_tensor(env.single_action_space.nvec)
-        out = [obs]
-        for _ in range(100):
-            action = (torch.rand(32, len(nvec), generator=gen) * nvec).long()
-            obs, reward, *_ = env.step(action)
-            out += [obs, reward, env.state.factor, env.state.wake, env.state.w_holder]
-        return out
+        fields = ("factor", "wake", "w_holder")
+        return _toggled_rollout(scenario, "_station_skill", skill if constant else None, 14, fields)
 
     assert all(torch.equal(a, b) for a, b in zip(rollout(True), rollout(False), strict=True))
 
@@ -299,19 +305,11 @@ def test_station_skill__equals_the_looked_up_skills(scenario):
 @pytest.mark.parametrize("scenario", ["complex_line", "worker_assignment"])
 def test_walks_without_the_instant_check__equal_with_it(scenario):
     # no worker of these lines walks in zero time, so the engine skips the instant-walk check
+    assert not LineFlowVecEnv(num_envs=1, scenario=scenario).engine._instant_walks
+
     def rollout(instant_walks: bool) -> list[torch.Tensor]:
-        env = LineFlowVecEnv(num_envs=32, scenario=scenario)
-        assert not env.engine._instant_walks
-        env.engine._instant_walks = instant_walks
-        obs, _ = env.reset(seed=11)
-        gen = torch.Generator().manual_seed(12)
-        nvec = torch.as_tensor(env.single_action_space.nvec)
-        out = [obs]
-        for _ in range(100):
-            action = (torch.rand(32, len(nvec), generator=gen) * nvec).long()
-            obs, reward, *_ = env.step(action)
-            out += [obs, reward, env.state.w_station, env.state.w_arrive, env.state.w_dest]
-        return out
+        fields = ("w_station", "w_arrive", "w_dest")
+        return _toggled_rollout(scenario, "_instant_walks", instant_walks, 11, fields)
 
     assert all(torch.equal(a, b) for a, b in zip(rollout(False), rollout(True), strict=True))
 
