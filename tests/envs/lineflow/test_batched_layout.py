@@ -70,18 +70,28 @@ def test_and_not__is_mask_and_not_other_with_broadcasting():
         assert torch.equal(engine._and_not(mask, other), mask & ~other)
 
 
+def _drive(
+    env: LineFlowVecEnv, seed: int, steps: int, fields: tuple[str, ...], check=None
+) -> list[torch.Tensor]:
+    """Observations, rewards and the state ``fields`` of ``steps`` random-action steps from
+    ``env.reset(seed=seed)`` (actions from seed + 1; ``check(env)`` after each step)."""
+    obs, _ = env.reset(seed=seed)
+    gen = torch.Generator().manual_seed(seed + 1)
+    nvec = torch.as_tensor(env.single_action_space.nvec)
+    out = [obs]
+    for _ in range(steps):
+        action = (torch.rand(env.num_envs, len(nvec), generator=gen) * nvec).long()
+        obs, reward, *_ = env.step(action)
+        out += [obs, reward, *(getattr(env.state, f) for f in fields)]
+        if check is not None:
+            check(env)
+    return out
+
+
 def _rollout(monkeypatch, scenario: str, shortcut: str | None) -> list[torch.Tensor]:
     if shortcut is not None:  # the straightforward form: every active instance sweeps
         monkeypatch.setattr(engine.Engine, shortcut, lambda self, state, active, *_: active)
-    env = LineFlowVecEnv(num_envs=48, scenario=scenario)
-    obs, _ = env.reset(seed=3)
-    gen = torch.Generator().manual_seed(4)
-    nvec = torch.as_tensor(env.single_action_space.nvec)
-    out = [obs]
-    for _ in range(120):
-        action = (torch.rand(48, len(nvec), generator=gen) * nvec).long()
-        obs, reward, *_ = env.step(action)
-        out += [obs, reward, env.state.wake, env.state.w_station]
+    out = _drive(LineFlowVecEnv(num_envs=48, scenario=scenario), 3, 120, ("wake", "w_station"))
     monkeypatch.undo()
     return out
 
@@ -126,14 +136,12 @@ def _settle_rollout(monkeypatch, scenario: str, plain: tuple[str, ...]) -> tuple
     for name in ("_sweep", "next_event"):
         monkeypatch.setattr(engine.Engine, name, counting(getattr(engine.Engine, name)))
     env = LineFlowVecEnv(num_envs=64, scenario=scenario)
-    obs, _ = env.reset(seed=5)
-    gen = torch.Generator().manual_seed(6)
-    nvec = torch.as_tensor(env.single_action_space.nvec)
-    out = [obs]
-    for _ in range(150):
-        action = (torch.rand(64, len(nvec), generator=gen) * nvec).long()
-        obs, reward, *_ = env.step(action)
-        out += [obs, reward, env.state.wake, env.state.phase, env.state.held, env.rng.counter]
+
+    def counter(env: LineFlowVecEnv) -> None:
+        counters.append(env.rng.counter)
+
+    counters: list[torch.Tensor] = []
+    out = _drive(env, 5, 150, ("wake", "phase", "held"), counter) + counters
     monkeypatch.undo()
     return out, calls[0]
 
@@ -189,17 +197,7 @@ def _toggled_rollout(
     instances with the engine's ``attribute`` set to ``value`` (``check(env)`` after each step)."""
     env = LineFlowVecEnv(num_envs=32, scenario=scenario)
     setattr(env.engine, attribute, value)
-    obs, _ = env.reset(seed=seed)
-    gen = torch.Generator().manual_seed(seed + 1)
-    nvec = torch.as_tensor(env.single_action_space.nvec)
-    out = [obs]
-    for _ in range(100):
-        action = (torch.rand(32, len(nvec), generator=gen) * nvec).long()
-        obs, reward, *_ = env.step(action)
-        out += [obs, reward, *(getattr(env.state, f) for f in fields)]
-        if check is not None:
-            check(env)
-    return out
+    return _drive(env, seed, 100, fields, check)
 
 
 @pytest.mark.parametrize("scenario", ["waiting_time", "complex_line", "worker_assignment"])
