@@ -887,18 +887,26 @@ class Engine:
         state.wake = torch.where(ending, INF, state.wake)
         phase = _choose(ending, w.after_end, state.phase)
         if self._has_switch:  # OUT_CHECK, as in ``_sweep``
-            checking = ending & w.switch
-            selected = _lookup(self._outputs_flat, self._outputs_offset + state.index_out)
-            room = state.count.gather(0, selected) < _lookup(self.line.capacity, selected)
-            state.cur_out = torch.where(checking & room, selected, state.cur_out)
-            state.wake = torch.where(
-                _and_not(checking, room), state.now[None, :] + self.col.poll, state.wake
-            )
-            phase = _choose(checking, _choose(room, PUT_WAIT, w.phase(OUT_POLL)), phase)
+            phase = self._check_output(state, ending & w.switch, phase)
         state.phase = phase
         puts = phase == w.phase(PUT_WAIT)
         claims = claims | _and_not(ending & puts, _at(state.held, self._out_first_slot(state)))
         return pending, claims
+
+    def _check_output(
+        self, state: LineState, checking: torch.Tensor, phase: torch.Tensor
+    ) -> torch.Tensor:
+        """OUT_CHECK of the switch rows ``checking`` (R, B): with room on the selected output,
+        it becomes ``cur_out`` and the row waits to put on (PUT_WAIT); else the row polls again
+        after ``poll_interval`` (OUT_POLL). Returns ``phase`` with the new phases."""
+        w = self._wide(state.now.shape[0])
+        selected = _lookup(self._outputs_flat, self._outputs_offset + state.index_out)
+        room = state.count.gather(0, selected) < _lookup(self.line.capacity, selected)
+        state.cur_out = torch.where(checking & room, selected, state.cur_out)
+        state.wake = torch.where(
+            _and_not(checking, room), state.now[None, :] + self.col.poll, state.wake
+        )
+        return _choose(checking, _choose(room, PUT_WAIT, w.phase(OUT_POLL)), phase)
 
     def _claim_only(
         self,
@@ -1125,11 +1133,7 @@ class Engine:
         # OUT_CHECK (switches): the selected output must not be full.
         if now_in[OUT_CHECK]:
             checking = _only(act, phase == w.phase(OUT_CHECK))
-            selected = _lookup(self._outputs_flat, self._outputs_offset + state.index_out)
-            room = state.count.gather(0, selected) < _lookup(line.capacity, selected)
-            state.cur_out = torch.where(checking & room, selected, state.cur_out)
-            state.wake = torch.where(_and_not(checking, room), now + col.poll, state.wake)
-            phase = _choose(checking, _choose(room, PUT_WAIT, w.phase(OUT_POLL)), phase)
+            phase = self._check_output(state, checking, phase)
         # PUT_WAIT: claim the first slot of the output when it is free.
         free = None
         if now_in[PUT_WAIT] or now_in[OUT_CHECK] or now_in[SEQ_NEXT]:
