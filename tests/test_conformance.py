@@ -72,6 +72,27 @@ def test_vector_instance_matches_the_scalar_env_until_its_first_episode_ends(spe
     conformance.check_vector_matches_scalar(gym.make(spec.id), make_vec_of(spec))
 
 
+ONE_PER_FAMILY = list({s.family: s for s in reversed(BATCHED)}.values())  # each family's first
+
+
+@pytest.mark.parametrize("spec", BATCHED, ids=ids(BATCHED))
+def test_make_vec_takes_num_workers(spec):
+    venv = gym.make_vec(spec.id, num_envs=2, vectorization_mode="vector_entry_point", num_workers=1)
+    assert type(venv).__name__ != "ShardedVectorEnv"  # (one worker: this process)
+    with pytest.raises(ValueError, match=r"num_workers must be an int in \[1, num_envs=2\]"):
+        gym.make_vec(spec.id, num_envs=2, vectorization_mode="vector_entry_point", num_workers=3)
+
+
+@pytest.mark.parametrize("spec", ONE_PER_FAMILY, ids=ids(ONE_PER_FAMILY))
+def test_batch_over_worker_processes_equals_one_process(spec):
+    def make_vec(n, workers):
+        return gym.make_vec(
+            spec.id, num_envs=n, vectorization_mode="vector_entry_point", num_workers=workers
+        )
+
+    conformance.check_sharded_equivalence(make_vec, gym.make(spec.id).action_space, steps=40)
+
+
 def _sb3_env(spec):
     if spec.capabilities.batched:
         return as_sb3_vec_env(

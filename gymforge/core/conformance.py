@@ -2,7 +2,8 @@
 
 Gymnasium's ``check_env`` covers the API of one env; these checks cover what gymforge promises
 on top: seeded determinism, observations inside the space, exact pickling, and for batched envs
-that instance ``i`` of a batch equals a separate run of one instance with the same seed. Each
+that instance ``i`` of a batch equals a separate run of one instance with the same seed, and that
+a batch split over worker processes equals the batch in one process. Each
 raises ``AssertionError`` with a message on failure. ``tests/test_conformance.py`` runs them over
 every registered id.
 """
@@ -128,3 +129,46 @@ def check_vector_matches_scalar(
         if terminated or truncated:
             return
         np.testing.assert_array_equal(obs, vobs[1].cpu().numpy(), err_msg=f"step {t}")
+
+
+def _assert_same_infos(a: dict[str, Any], b: dict[str, Any], where: str) -> None:
+    assert a.keys() == b.keys(), f"{where}: info keys {sorted(a)} != {sorted(b)}"
+    for key, value in a.items():
+        if isinstance(value, dict):
+            _assert_same_infos(value, b[key], f"{where}, info {key!r}")
+        else:
+            assert torch.equal(value, b[key]), f"{where}: info {key!r} differs"
+
+
+def check_sharded_equivalence(
+    make_vec: Callable[..., Any],
+    action_space: gym.Space,
+    num_envs: int = 5,
+    num_workers: int = 2,
+    steps: int = 60,
+) -> None:
+    """A batch split over worker processes (``num_workers``) equals the same batch in one process:
+    observations, rewards, flags and every info entry (``final_obs``/``final_info`` included),
+    step by step.
+
+    Args:
+        make_vec: ``make_vec(num_envs, num_workers)`` returns a torch vector env.
+        action_space: the single-instance action space (actions are sampled from it).
+    """
+    action_space.seed(0)
+    actions = [
+        torch.as_tensor(np.stack([action_space.sample() for _ in range(num_envs)]))
+        for _ in range(steps)
+    ]
+    plain, sharded = make_vec(num_envs, 1), make_vec(num_envs, num_workers)
+    try:
+        a, b = plain.reset(seed=3), sharded.reset(seed=3)
+        assert torch.equal(a[0], b[0]), "reset observations differ"
+        _assert_same_infos(a[1], b[1], "reset")
+        for t, action in enumerate(actions):
+            a, b = plain.step(action), sharded.step(action)
+            for name, x, y in zip(("obs", "reward", "terminated", "truncated"), a, b, strict=False):
+                assert torch.equal(x, y), f"step {t}: {name} differs"
+            _assert_same_infos(a[4], b[4], f"step {t}")
+    finally:
+        sharded.close()

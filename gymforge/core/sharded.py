@@ -1,0 +1,312 @@
+"""``ShardedVectorEnv``: one batch of instances split over worker processes, one CPU core each.
+
+A ``TorchVectorEnv`` runs its whole batch in one process, and on the CPU one process uses one
+core well: torch's own threads help little at these sizes (each engine op is short), and Python
+threads share one interpreter lock, so two threads stepping two halves of a batch run slower than
+one. A ``ShardedVectorEnv`` of ``B`` instances and ``K`` workers instead starts ``K`` processes,
+each holding a ``TorchVectorEnv`` of about ``B / K`` instances (a *shard*, instances
+``start:stop`` of the batch), and steps them at the same time::
+
+    import gymnasium as gym
+    import gymforge
+
+    envs = gym.make_vec(
+        "LineFlow-WorkerAssignment-v0",
+        num_envs=4096,
+        vectorization_mode="vector_entry_point",
+        num_workers=2,  # two processes of 2048 instances, one torch thread each
+    )
+
+Every id with a vector entry point takes ``num_workers`` (default 1: the plain ``TorchVectorEnv``
+in this process). The result is the same env, bit for bit: instance ``i`` reset with seed ``s``
+follows the stream of seed ``s + i`` whatever batch it is in, so shard ``k`` is reset with the
+seeds of its own instances; observations, rewards, flags and infos (``final_obs`` and
+``final_info`` of SAME_STEP autoreset included) are the shards' own, concatenated in instance
+order. Actions are checked here, before any worker sees them.
+
+Costs and limits: starting a worker imports torch and gymforge (about 1.5 s, in parallel);
+each step sends the action slices to the workers and the results back through pipes (numpy
+buffers, tens of microseconds at these sizes); the state lives in the workers, so attributes of
+the engine (``env.state``, ``env.engine``) are reached through :meth:`apply_to_shards`. CPU
+only, and with ``autoreset=True`` only (a shard whose instances are all done would need a reset
+that the batch as a whole does not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import multiprocessing
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium.vector import VectorEnv
+
+from gymforge.core.seeds import instance_seeds
+from gymforge.core.spaces import as_action_tensor, validate_batched_action
+from gymforge.core.vector_env import TorchVectorEnv
+
+# keys of SAME_STEP autoreset infos that a shard without a finished instance leaves out
+_FINAL_KEYS = ("final_obs", "_final_obs", "final_info", "_final_info")
+_JOIN_TIMEOUT_S = 5.0
+
+
+def make_vector_env(
+    entry_point: str, num_envs: int = 1, num_workers: int = 1, **kwargs: Any
+) -> TorchVectorEnv:
+    """The vector entry point of every id: ``entry_point`` (``"module:Class"`` of a
+    ``TorchVectorEnv``) with ``num_envs`` instances, in this process (``num_workers=1``) or
+    split over ``num_workers`` worker processes (a :class:`ShardedVectorEnv`). ``kwargs`` go to
+    the class (``device``, the id's options)."""
+    workers = check_num_workers(num_workers, num_envs)
+    make_shard = functools.partial(_make_entry_point_env, entry_point, kwargs)
+    if workers == 1:
+        return make_shard(num_envs)
+    device = kwargs.get("device", "cpu")
+    if torch.device(device).type != "cpu":
+        raise ValueError(
+            f"num_workers > 1 runs on the CPU only: device must be 'cpu', got {device!r}"
+        )
+    if not kwargs.get("autoreset", True):
+        raise ValueError(
+            "num_workers > 1 needs autoreset=True (SAME_STEP autoreset in every shard)"
+        )
+    return ShardedVectorEnv(make_shard, num_envs, workers)
+
+
+def check_num_workers(num_workers: object, num_envs: int) -> int:
+    """``num_workers`` as an int in ``[1, num_envs]``, else a ``ValueError`` naming the field."""
+    if (
+        isinstance(num_workers, bool)
+        or not isinstance(num_workers, (int, np.integer))
+        or not 1 <= num_workers <= num_envs
+    ):
+        raise ValueError(
+            f"num_workers must be an int in [1, num_envs={num_envs}], got {num_workers!r}"
+        )
+    return int(num_workers)
+
+
+def _make_entry_point_env(entry_point: str, kwargs: dict[str, Any], num_envs: int) -> Any:
+    module_name, _, attribute = entry_point.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)(num_envs=num_envs, **kwargs)
+
+
+def shard_bounds(num_envs: int, num_workers: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each shard: sizes differ by at most one, larger shards first."""
+    size, extra = divmod(num_envs, num_workers)
+    bounds, start = [], 0
+    for k in range(num_workers):
+        stop = start + size + (k < extra)
+        bounds.append((start, stop))
+        start = stop
+    return bounds
+
+
+class ShardedVectorEnv(TorchVectorEnv):
+    """``num_envs`` instances of the env ``make_shard`` builds, over ``num_workers`` processes.
+
+    Args:
+        make_shard: a picklable callable (a module-level function, or a ``functools.partial``
+            of one) that returns a CPU ``TorchVectorEnv`` of the given number of instances, with
+            SAME_STEP autoreset; it runs in each worker.
+        num_envs: instances in all (``B``).
+        num_workers: processes (``K``, 1 to ``B``); shard ``k`` holds instances
+            ``shard_bounds(B, K)[k]``.
+        threads_per_worker: ``torch.set_num_threads`` in each worker (1: one core each).
+    """
+
+    def __init__(
+        self,
+        make_shard: Callable[[int], TorchVectorEnv],
+        num_envs: int,
+        num_workers: int,
+        threads_per_worker: int = 1,
+    ) -> None:
+        workers = check_num_workers(num_workers, num_envs)
+        self.bounds = shard_bounds(num_envs, workers)
+        self._connections: list[Connection] = []
+        self._processes: list[subprocess.Popen] = []
+        try:
+            for start, stop in self.bounds:
+                self._start_worker(make_shard, stop - start, threads_per_worker)
+            described = self._gather()
+        except Exception:
+            self._shut_down()
+            raise
+        observation_space, action_space, autoreset = described[0]
+        for k, other in enumerate(described[1:], start=1):
+            if other != described[0]:
+                self._shut_down()
+                raise RuntimeError(f"shard {k} has other spaces than shard 0: {other}")
+        if not autoreset:
+            self._shut_down()
+            raise ValueError("the shards must use SAME_STEP autoreset (autoreset=True)")
+        super().__init__(num_envs, observation_space, action_space, "cpu", autoreset=True)
+
+    @property
+    def num_workers(self) -> int:
+        return len(self.bounds)
+
+    # --- Gymnasium API ----------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
+        """Reset every instance; ``seed=s`` seeds instance ``i`` with ``s + i`` (in its shard)."""
+        if seed is None:
+            VectorEnv.reset(self, seed=None)
+            seeds = instance_seeds(None, self.num_envs, self.np_random)
+        else:
+            seeds = instance_seeds(seed, self.num_envs, self.np_random)  # validates first
+            VectorEnv.reset(self, seed=seeds[0])
+        self._needs_reset = True  # (until every shard has reset)
+        for connection, (start, stop) in zip(self._connections, self.bounds, strict=True):
+            connection.send(("reset", seeds[start:stop]))
+        parts = [_to_torch(part) for part in self._gather()]
+        observation = torch.cat([obs for obs, _ in parts])
+        infos = _merge_infos([info for _, info in parts], [obs for obs, _ in parts])
+        self._needs_reset = False
+        return observation, infos
+
+    def step(
+        self, actions: Any
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        if self._needs_reset:
+            raise RuntimeError("call reset() before step()")
+        action = as_action_tensor(actions, self.device)
+        validate_batched_action(action, self.single_action_space, self.num_envs)
+        batch = action.numpy()
+        for connection, (start, stop) in zip(self._connections, self.bounds, strict=True):
+            connection.send(("step", batch[start:stop]))
+        try:
+            parts = [_to_torch(part) for part in self._gather()]
+        except Exception:
+            self._needs_reset = True  # (some shards may have stepped, others not)
+            raise
+        observations = [part[0] for part in parts]
+        return (
+            torch.cat(observations),
+            torch.cat([part[1] for part in parts]),
+            torch.cat([part[2] for part in parts]),
+            torch.cat([part[3] for part in parts]),
+            _merge_infos([part[4] for part in parts], observations),
+        )
+
+    def apply_to_shards(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> list[Any]:
+        """``function(shard_env, *args, **kwargs)`` in every worker, in parallel; the results in
+        shard order (see ``bounds``). ``function`` and its arguments must be picklable: a
+        module-level function or a method of the env class (``LineFlowVecEnv.set_scrap_factor``)."""
+        for connection in self._connections:
+            connection.send(("apply", (function, args, kwargs)))
+        return self._gather()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._shut_down()
+
+    # --- workers ----------------------------------------------------------------------------
+    def _start_worker(
+        self, make_shard: Callable[[int], TorchVectorEnv], num_envs: int, threads: int
+    ) -> None:
+        """Start one worker (``gymforge.core.shard_worker``) and send it its shard."""
+        parent, child = multiprocessing.Pipe()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gymforge.core.shard_worker", str(child.fileno())],
+            pass_fds=(child.fileno(),),
+        )
+        child.close()
+        self._connections.append(parent)
+        self._processes.append(process)
+        parent.send(list(sys.path))
+        parent.send((make_shard, num_envs, threads))
+
+    def _gather(self) -> list[Any]:
+        """One reply from every worker, in shard order; a worker's error raises here (after all
+        replies are in, so the pipes stay in step)."""
+        replies = []
+        for connection in self._connections:
+            try:
+                replies.append(connection.recv())
+            except EOFError:
+                replies.append(("error", "the worker process died"))
+        for k, (status, value) in enumerate(replies):
+            if status == "error":
+                raise RuntimeError(f"shard {k} (instances {self.bounds[k]}) failed:\n{value}")
+        return [value for _, value in replies]
+
+    def _shut_down(self) -> None:
+        for connection in self._connections:
+            with contextlib.suppress(BrokenPipeError, OSError):  # (a worker that died)
+                connection.send(("close", None))
+        for process in self._processes:
+            try:
+                process.wait(_JOIN_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for connection in self._connections:
+            connection.close()
+        self._connections, self._processes = [], []
+
+
+def _to_torch(value: Any) -> Any:
+    """The inverse of ``_to_numpy``."""
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(value)
+    if isinstance(value, tuple):
+        return tuple(_to_torch(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_torch(v) for k, v in value.items()}
+    return value
+
+
+def _merge_infos(
+    infos: Sequence[dict[str, Any]], observations: Sequence[torch.Tensor]
+) -> dict[str, Any]:
+    """The shards' infos as one batch's: every entry concatenated in shard order.
+
+    A shard in which no instance finished has no ``final_obs``/``final_info`` (and masks) when
+    another shard has them; it gets what an unsharded env gives its unfinished instances: its
+    observations as ``final_obs`` and its info entries as ``final_info``, masked out.
+    """
+    if any(key in info for info in infos for key in _FINAL_KEYS):
+        infos = [_with_final(info, obs) for info, obs in zip(infos, observations, strict=True)]
+    keys = list(dict.fromkeys(key for info in infos for key in info))
+    merged: dict[str, Any] = {}
+    for key in keys:
+        values = [info[key] for info in infos if key in info]
+        if len(values) != len(infos):
+            raise RuntimeError(f"info key {key!r} is missing from some shards")
+        merged[key] = _concatenate(key, values, observations)
+    return merged
+
+
+def _with_final(info: dict[str, Any], observation: torch.Tensor) -> dict[str, Any]:
+    if all(key in info for key in _FINAL_KEYS):
+        return info
+    nobody = torch.zeros(observation.shape[0], dtype=torch.bool)
+    entries = {key: value for key, value in info.items() if not key.startswith("_")}
+    final_info: dict[str, Any] = {}
+    for key, value in entries.items():
+        final_info[key] = value
+        final_info[f"_{key}"] = nobody
+    return {
+        **info,
+        "final_obs": observation,
+        "_final_obs": nobody,
+        "final_info": final_info,
+        "_final_info": nobody,
+    }
+
+
+def _concatenate(key: str, values: list[Any], observations: Sequence[torch.Tensor]) -> Any:
+    if all(isinstance(v, torch.Tensor) for v in values):
+        return torch.cat(values)
+    if all(isinstance(v, dict) for v in values):
+        return _merge_infos(values, observations)
+    raise TypeError(f"info entry {key!r} is not a tensor or dict in every shard: {values!r}")
