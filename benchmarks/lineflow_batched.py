@@ -10,6 +10,9 @@ torch          ``gym.make_vec(id, num_envs=B, vectorization_mode="vector_entry_p
                ``--batch-sizes`` B (default 1, 64, 1024, 4096, 16384); on CPU with
                ``torch.set_num_threads(1)`` and, at B >= 1024, also with 2 threads
                (``--threads``)
+torch-workers  the same with ``num_workers=K`` (``--workers``, default 2): the batch split over K
+               worker processes of one torch thread each (``ShardedVectorEnv``: one CPU core
+               per process, the same results bit for bit), at B >= 1024 on CPU
 simpy-sync     ``gym.make_vec(id, num_envs=B, vectorization_mode="sync")``: gymforge's SimPy
                engine in Gymnasium's ``SyncVectorEnv`` (a Python loop), B = 1 and 64
 lineflow-rl    lineflow-rl 0.5.0's single ``LineSimulation(line, simulation_end=4001)`` (the
@@ -28,7 +31,8 @@ CL3    ``LineFlow-ComplexLine-v0`` (k=3)       ``ComplexLine(n_assemblies=3, n_w
 PD5    ``LineFlow-PartDistribution-v0`` (k=5)  ``MultiProcess(alternate=False, n_processes=5)``
 =====  ======================================  =================================================
 
-Targets (the issue's, torch engine at B = 4096, best thread setting, median of the repeats)
+Targets (the issue's, torch engine at B = 4096, best CPU setting -- 1 or 2 threads, or K worker
+processes -- median of the repeats)
     WT >= 1,000,000 env steps/s; WA3 >= 200,000; CL3 >= 200,000. PD5 has no target.
 
 Method
@@ -45,6 +49,8 @@ Method
       its own stream. Checked on WA3 with the engine's sweep counter (below): B = 1024 tiled
       from 256 runs 19.8 sweeps per step vs. 19.8 warmed on its own, B = 4096 tiled from 1024
       20.1 vs. 21.3, so tiling may understate the cost at the largest B by a few percent.
+      A torch-workers env gets the same state: each worker builds the same warm env (it is
+      deterministic) and copies the slice of its own instances (``lineflow_warm.warm_shard``).
       ``--warm-up own`` warms every env itself instead (slow at large B). The SimPy envs get an
       untimed warm-up of ``--warm-up-steps`` steps too; lineflow-rl a 200-step one.
     * Each torch/SimPy configuration is then calibrated (untimed steps, >= 1 and >= 0.3 s) to
@@ -130,7 +136,6 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 import torch
 
 import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
@@ -138,16 +143,19 @@ import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # `common`, however this is started
 import common
 from common import fmt_rate, fmt_verdict
+from lineflow_warm import sample_action_batches, transplant_state, warm_env, warm_shard
 
 TORCH = "torch"
+TORCH_WORKERS = "torch-workers"  # the torch engine split over worker processes (num_workers)
 SYNC = "simpy-sync"
 LINEFLOW = "lineflow-rl"
-SYSTEM_ORDER = (LINEFLOW, SYNC, TORCH)
+SYSTEM_ORDER = (LINEFLOW, SYNC, TORCH, TORCH_WORKERS)
 
 DEFAULT_BATCH_SIZES = (1, 64, 1024, 4096, 16384)
 SYNC_BATCH_SIZES = (1, 64)
 MULTI_THREAD_MIN_BATCH = 1024  # the second thread setting is measured from this B on
 DEFAULT_THREADS = (1, 2)
+DEFAULT_WORKERS = 2  # worker processes of the torch-workers system (1 thread each)
 TARGET_BATCH = 4096
 MEMORY_SMALL_BATCH = 64
 MEMORY_STEPS = 3
@@ -219,6 +227,7 @@ class Settings:
     device: str
     batch_sizes: list[int]
     threads: list[int]
+    workers: int  # torch-workers processes (1: not measured)
     repeats: int
     target_seconds: float
     cap_seconds: float
@@ -250,6 +259,7 @@ class Measurement:
     episode_step_start: int | None = None  # torch: the episode step the timing started at
     event_rounds_per_step: float | None = None
     sweeps_per_step: float | None = None
+    workers: int = 1  # processes the batch is split over (torch-workers)
 
 
 # --------------------------------------------------------------------------------------------
@@ -288,10 +298,15 @@ def synchronize(device: str) -> None:
 # Building the systems
 
 
-def make_torch(scenario: Scenario, batch: int, device: str) -> Any:
-    """The torch engine's vector env of ``batch`` instances on ``device``."""
+def make_torch(scenario: Scenario, batch: int, device: str, workers: int = 1) -> Any:
+    """The torch engine's vector env of ``batch`` instances on ``device``, split over ``workers``
+    processes when more than one."""
     return gym.make_vec(
-        scenario.gym_id, num_envs=batch, vectorization_mode="vector_entry_point", device=device
+        scenario.gym_id,
+        num_envs=batch,
+        vectorization_mode="vector_entry_point",
+        device=device,
+        num_workers=workers,
     )
 
 
@@ -306,16 +321,6 @@ def make_anchor(anchor: Any, scenario: Scenario) -> Any:
     line = getattr(examples, scenario.lineflow_class)(**scenario.lineflow_kwargs)
     # simulation_end = H + 1 gives exactly H steps (its reset consumes one time unit)
     return line_simulation(line, simulation_end=ANCHOR_HORIZON + 1)
-
-
-def sample_action_batches(env: Any, seed: int, count: int, device: str | None) -> list[Any]:
-    """``count`` action (batches) from ``env.action_space.sample()``, seeded; torch tensors of
-    dtype long on ``device`` unless ``device`` is ``None`` (numpy, for the SimPy envs)."""
-    env.action_space.seed(seed)
-    batches = [env.action_space.sample() for _ in range(count)]
-    if device is None:
-        return batches
-    return [torch.as_tensor(np.asarray(a), dtype=torch.long, device=device) for a in batches]
 
 
 class EngineCounter:
@@ -367,31 +372,6 @@ def episode_step(env: Any) -> int | None:
     return int(steps[0]) if isinstance(steps, torch.Tensor) and steps.numel() else None
 
 
-def transplant_state(env: Any, warm: Any) -> bool:
-    """Give ``env`` the line state of ``warm``: instance ``i`` copies warm instance ``i mod n``.
-
-    Only the tensors of the ``state`` dataclass with a batch axis of ``warm``'s size and the
-    episode step counter move; ``env`` keeps its own seeds and random streams. The batch axis is
-    the state's ``BATCH_DIM`` (the torch engine's is last), else the first. Returns whether the
-    engine exposes what this needs.
-    """
-    target, source = env.unwrapped, warm.unwrapped
-    state, warm_state = getattr(target, "state", None), getattr(source, "state", None)
-    if not (dataclasses.is_dataclass(state) and dataclasses.is_dataclass(warm_state)):
-        return False
-    n, batch = source.num_envs, target.num_envs
-    index = torch.arange(batch, device=target.device) % n
-    dim = getattr(warm_state, "BATCH_DIM", 0)
-    for f in dataclasses.fields(warm_state):
-        value = getattr(warm_state, f.name)
-        if isinstance(value, torch.Tensor) and value.dim() >= 1 and value.shape[dim] == n:
-            setattr(state, f.name, value.index_select(dim, index))
-    steps = getattr(source, "_steps", None)
-    if isinstance(steps, torch.Tensor) and steps.shape[:1] == (n,):
-        target._steps = steps.index_select(0, index)
-    return True
-
-
 # --------------------------------------------------------------------------------------------
 # Configurations and their measurement
 
@@ -407,13 +387,17 @@ class Config:
     env: Any
     actions: list[Any]
     counter: EngineCounter | None = None
+    workers: int = 1  # processes the batch is split over (torch-workers)
     steps: int = 1  # vector steps per measurement (from the calibration)
     calibration_s_per_step: float | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
-        return f"{self.scenario} {self.system} B={self.batch} threads={self.threads}"
+        return (
+            f"{self.scenario} {self.system} B={self.batch} threads={self.threads} "
+            f"workers={self.workers}"
+        )
 
 
 def timed_vector_steps(
@@ -527,6 +511,7 @@ def measure(config: Config, round_index: int, settings: Settings) -> Measurement
         episode_step_start=start_step,
         event_rounds_per_step=rounds,
         sweeps_per_step=sweeps,
+        workers=config.workers,
     )
 
 
@@ -588,42 +573,74 @@ def log_measurement(m: Measurement, repeats: int) -> None:
 # One scenario
 
 
+def warm_up_batch(settings: Settings) -> int:
+    """B of the warm env whose state the measured envs copy."""
+    return min(settings.warm_up_batch, max(settings.batch_sizes))
+
+
 def warm_state_env(scenario: Scenario, settings: Settings) -> tuple[Any, float]:
     """The torch env of ``--warm-up-batch`` instances stepped ``--warm-up-steps`` times."""
-    batch = min(settings.warm_up_batch, max(settings.batch_sizes))
-    env = make_torch(scenario, batch, settings.device)
-    env.reset(seed=WARM_SEED)
-    actions = sample_action_batches(env, WARM_SEED, settings.action_batches, settings.device)
+    return warm_env(
+        scenario.gym_id,
+        warm_up_batch(settings),
+        settings.warm_up_steps,
+        WARM_SEED,
+        settings.action_batches,
+        settings.device,
+    )
+
+
+def warm_workers(env: Any, scenario: Scenario, settings: Settings) -> bool:
+    """Give each worker's shard of the torch-workers ``env`` the warm state (``warm_shard``)."""
+    done = env.apply_to_shards(
+        warm_shard,
+        scenario.gym_id,
+        warm_up_batch(settings),
+        settings.warm_up_steps,
+        WARM_SEED,
+        settings.action_batches,
+    )
+    return all(done)
+
+
+def ready_torch_env(
+    scenario: Scenario,
+    settings: Settings,
+    batch: int,
+    workers: int,
+    warm: Any | None,
+    info: dict[str, Any],
+) -> tuple[Any, list[Any], list[str]]:
+    """A torch env of ``batch`` instances (over ``workers`` processes), reset with BASE_SEED and
+    given the warm state, its action batches and notes on how it was warmed."""
+    env = make_torch(scenario, batch, settings.device, workers)
+    env.reset(seed=BASE_SEED)
+    actions = sample_action_batches(env, BASE_SEED, settings.action_batches, settings.device)
+    if warm is not None:
+        source = f"state from the warm env (B={warm.unwrapped.num_envs})"
+        if workers > 1 and warm_workers(env, scenario, settings):
+            return env, actions, [f"{source}, rebuilt in each worker"]
+        if workers == 1 and transplant_state(env, warm):
+            return env, actions, [source]
+    notes = [] if warm is None else ["engine state not transplantable; warmed on its own"]
     torch.set_num_threads(1)
     start = time.perf_counter()
     for i in range(settings.warm_up_steps):
         env.step(actions[i % len(actions)])
     synchronize(settings.device)
-    return env, time.perf_counter() - start
+    info["own_warm_up_s"][f"{batch}/workers={workers}"] = time.perf_counter() - start
+    return env, actions, notes
 
 
 def build_torch_configs(
     scenario: Scenario, settings: Settings, warm: Any | None
 ) -> tuple[list[Config], dict[str, Any]]:
-    """Torch configs for every B (and thread count), their envs reset and warmed."""
+    """Torch configs for every B (thread counts, and worker processes from
+    MULTI_THREAD_MIN_BATCH on, on the CPU), their envs reset and warmed."""
     configs: list[Config] = []
     info: dict[str, Any] = {"warm_up": settings.warm_up, "own_warm_up_s": {}}
     for batch in settings.batch_sizes:
-        env = make_torch(scenario, batch, settings.device)
-        env.reset(seed=BASE_SEED)
-        actions = sample_action_batches(env, BASE_SEED, settings.action_batches, settings.device)
-        notes = []
-        if warm is not None and transplant_state(env, warm):
-            notes.append(f"state from the warm env (B={warm.unwrapped.num_envs})")
-        else:
-            if warm is not None:
-                notes.append("engine state not transplantable; warmed on its own")
-            torch.set_num_threads(1)
-            start = time.perf_counter()
-            for i in range(settings.warm_up_steps):
-                env.step(actions[i % len(actions)])
-            synchronize(settings.device)
-            info["own_warm_up_s"][str(batch)] = time.perf_counter() - start
+        env, actions, notes = ready_torch_env(scenario, settings, batch, 1, warm, info)
         counter = EngineCounter(env)
         threads = [1]
         if batch >= MULTI_THREAD_MIN_BATCH:
@@ -631,6 +648,21 @@ def build_torch_configs(
         for n in threads:
             configs.append(
                 Config(scenario.key, TORCH, batch, n, env, actions, counter, notes=list(notes))
+            )
+        workers = settings.workers
+        if batch >= MULTI_THREAD_MIN_BATCH and workers > 1 and settings.device == "cpu":
+            env, actions, notes = ready_torch_env(scenario, settings, batch, workers, warm, info)
+            configs.append(
+                Config(
+                    scenario.key,
+                    TORCH_WORKERS,
+                    batch,
+                    1,
+                    env,
+                    actions,
+                    workers=workers,
+                    notes=notes,
+                )
             )
     return configs, info
 
@@ -1018,6 +1050,7 @@ def summarise(measurements: list[Measurement]) -> dict[str, dict[str, Any]]:
             "system": first.system,
             "batch": first.batch,
             "threads": first.threads,
+            "workers": first.workers,
             "measurements": len(group),
             "skipped": len(all_runs) - len(group),
             "skip_reasons": sorted({m.skipped for m in all_runs if m.skipped}),
@@ -1045,26 +1078,39 @@ def median_of(
     return None if row is None else row["median_env_steps_per_s"]
 
 
+def setting_label(system: str, threads: int, workers: int) -> str:
+    """How a torch configuration uses the CPU: ``1 thread``, ``2 threads``, ``2 workers``."""
+    if system == TORCH_WORKERS:
+        return f"{workers} workers"
+    return f"{threads} thread{'s' if threads > 1 else ''}"
+
+
 def verdicts(
-    summary: dict[str, dict[str, Any]], scenarios: list[str], threads: list[int]
+    summary: dict[str, dict[str, Any]], scenarios: list[str], threads: list[int], workers: int
 ) -> dict[str, Any]:
-    """Per scenario with a target: the best median over thread settings at TARGET_BATCH."""
+    """Per scenario with a target: the best median over the CPU settings (thread counts, and
+    worker processes) at TARGET_BATCH."""
     rows = {}
     for key in scenarios:
         target = SCENARIOS[key].target
         if target is None:
             continue
         candidates = {
-            n: median_of(summary, key, TORCH, TARGET_BATCH, n) for n in sorted(set(threads) | {1})
+            setting_label(TORCH, n, 1): median_of(summary, key, TORCH, TARGET_BATCH, n)
+            for n in sorted(set(threads) | {1})
         }
+        if workers > 1:
+            candidates[setting_label(TORCH_WORKERS, 1, workers)] = median_of(
+                summary, key, TORCH_WORKERS, TARGET_BATCH
+            )
         measured = {n: v for n, v in candidates.items() if v is not None}
-        best_threads = max(measured, key=lambda n: measured[n]) if measured else None
-        best = None if best_threads is None else measured[best_threads]
+        best_setting = max(measured, key=lambda n: measured[n]) if measured else None
+        best = None if best_setting is None else measured[best_setting]
         rows[key] = {
             "target_env_steps_per_s": target,
             "batch": TARGET_BATCH,
-            "median_by_threads": {str(n): v for n, v in candidates.items()},
-            "best_threads": best_threads,
+            "median_by_setting": candidates,
+            "best_setting": best_setting,
             "best_median_env_steps_per_s": best,
             "fraction_of_target": None if best is None else best / target,
             "speed_up_needed": None if best is None else target / best,
@@ -1200,7 +1246,7 @@ def scenario_table(report: dict[str, Any], key: str) -> list[str]:
         elif rss and rss.get("cuda_after_steps_bytes_per_instance") is not None:
             memory_text += f"; CUDA +{fmt_bytes(rss['cuda_after_steps_bytes_per_instance'])}"
     lines = [
-        "| system | B | threads | env steps/s, median (min–max) | ms / vector step | "
+        "| system | B | CPU | env steps/s, median (min–max) | ms / vector step | "
         "sweeps / step | per-instance memory | × simpy-sync B=1 | × lineflow-rl |",
         "|---|---:|---:|---|---:|---:|---|---:|---:|",
     ]
@@ -1228,7 +1274,8 @@ def scenario_table(report: dict[str, Any], key: str) -> list[str]:
                 + (f"; {skipped_text}" if skipped_text else "")
             )
         lines.append(
-            f"| {row['system']} | {row['batch']:,} | {row['threads']} | {rate} "
+            f"| {row['system']} | {row['batch']:,} "
+            f"| {setting_label(row['system'], row['threads'], row['workers'])} | {rate} "
             f"| {'–' if ms is None else f'{ms:,.2f}'} "
             f"| {'–' if sweeps is None else f'{sweeps:.1f}'} "
             f"| {memory_text if row['system'] == TORCH else '–'} "
@@ -1244,20 +1291,20 @@ def target_lines(report: dict[str, Any]) -> list[str]:
     if not rows:
         return ["No scenario with a target was measured."]
     lines = [
-        f"| scenario | target at B={TARGET_BATCH:,} | measured (best threads) | by threads | "
+        f"| scenario | target at B={TARGET_BATCH:,} | measured (best setting) | by CPU setting | "
         "of target | speed-up needed | verdict |",
         "|---|---:|---:|---|---:|---:|---|",
     ]
     for key, row in rows.items():
-        by_threads = ", ".join(
-            f"{n}: {fmt_rate(v)}" for n, v in row["median_by_threads"].items() if v is not None
+        by_setting = ", ".join(
+            f"{n}: {fmt_rate(v)}" for n, v in row["median_by_setting"].items() if v is not None
         )
         fraction = row["fraction_of_target"]
-        best_threads = "" if row["best_threads"] is None else f" ({row['best_threads']} thread(s))"
+        best_setting = "" if row["best_setting"] is None else f" ({row['best_setting']})"
         lines.append(
             f"| {key} | {fmt_rate(row['target_env_steps_per_s'])} "
-            f"| {fmt_rate(row['best_median_env_steps_per_s'])}{best_threads} "
-            f"| {by_threads or '–'} "
+            f"| {fmt_rate(row['best_median_env_steps_per_s'])}{best_setting} "
+            f"| {by_setting or '–'} "
             f"| {'–' if fraction is None else f'{fraction:.1%}'} "
             f"| {fmt_ratio(row['speed_up_needed'])} | {fmt_verdict(row['passed'])} |"
         )
@@ -1508,6 +1555,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "smaller B use 1)",
     )
     parser.add_argument(
+        "--workers",
+        type=positive(int),
+        default=DEFAULT_WORKERS,
+        metavar="K",
+        help=f"worker processes of the torch-workers system at B >= {MULTI_THREAD_MIN_BATCH} on "
+        f"CPU, 1 thread each (default {DEFAULT_WORKERS}; 1: not measured)",
+    )
+    parser.add_argument(
         "--scenarios",
         nargs="+",
         default=list(SCENARIOS),
@@ -1610,6 +1665,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         device=args.device,
         batch_sizes=args.batch_sizes,
         threads=[1] if on_cuda else sorted(set(args.threads)),
+        workers=1 if on_cuda else args.workers,
         repeats=args.repeats,
         target_seconds=args.target_seconds,
         cap_seconds=args.cap_seconds,
@@ -1632,7 +1688,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"Anchor lineflow-rl skipped: {skipped}.")
     print(
         f"Scenarios {', '.join(args.scenarios)}; torch on {args.device} at B = "
-        f"{', '.join(map(str, settings.batch_sizes))} (threads {settings.threads} at B >= "
+        f"{', '.join(map(str, settings.batch_sizes))} (threads {settings.threads} and "
+        f"{settings.workers} worker processes at B >= "
         f"{MULTI_THREAD_MIN_BATCH}); {settings.repeats} rounds of ~{settings.target_seconds:g} s "
         "measurements.",
         flush=True,
@@ -1674,7 +1731,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "machine": machine,
         "measurements": [asdict(m) for m in measurements],
         "summary": summary,
-        "targets": verdicts(summary, args.scenarios, settings.threads),
+        "targets": verdicts(summary, args.scenarios, settings.threads, settings.workers),
         "cost_model": cost_model(summary, args.scenarios, settings.threads),
         "scenario_details": scenario_details,
         "memory": memory,

@@ -27,9 +27,10 @@ order. Actions are checked here, before any worker sees them.
 Costs and limits: starting a worker imports torch and gymforge (about 1.5 s, in parallel);
 each step sends the action slices to the workers and the results back through pipes (numpy
 buffers, tens of microseconds at these sizes); the state lives in the workers, so attributes of
-the engine (``env.state``, ``env.engine``) are reached through :meth:`apply_to_shards`. CPU
-only, and with ``autoreset=True`` only (a shard whose instances are all done would need a reset
-that the batch as a whole does not).
+the engine (``env.state``, ``env.engine``) are reached through
+:meth:`ShardedVectorEnv.apply_to_shards`. CPU only, and with ``autoreset=True`` only (a shard
+whose instances are all done would need a reset that the batch as a whole does not). POSIX only
+(the worker's pipe is passed as a file descriptor).
 """
 
 from __future__ import annotations
@@ -199,11 +200,12 @@ class ShardedVectorEnv(TorchVectorEnv):
         )
 
     def apply_to_shards(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> list[Any]:
-        """``function(shard_env, *args, **kwargs)`` in every worker, in parallel; the results in
-        shard order (see ``bounds``). ``function`` and its arguments must be picklable: a
-        module-level function or a method of the env class (``LineFlowVecEnv.set_scrap_factor``)."""
-        for connection in self._connections:
-            connection.send(("apply", (function, args, kwargs)))
+        """``function(shard_env, start, *args, **kwargs)`` in every worker, in parallel, where
+        ``start`` is the shard's first instance in the batch (see ``bounds``); the results in
+        shard order. ``function`` and its arguments must be picklable (a module-level
+        function: the workers import its module)."""
+        for connection, (start, _) in zip(self._connections, self.bounds, strict=True):
+            connection.send(("apply", (function, (start, *args), kwargs)))
         return self._gather()
 
     def close_extras(self, **kwargs: Any) -> None:

@@ -29,11 +29,11 @@ def _probe(num_envs: int, workers: int, **kwargs) -> gym.vector.VectorEnv:
     )
 
 
-def _num_envs(env) -> int:
-    return env.num_envs
+def _first_and_size(env, start: int) -> tuple[int, int]:
+    return start, env.num_envs
 
 
-def _fail(env, message: str) -> None:
+def _fail(env, start: int, message: str) -> None:
     raise KeyError(message)
 
 
@@ -103,7 +103,7 @@ def test_bad_action_is_refused_before_any_shard_steps():
 def test_apply_to_shards_and_worker_errors():
     env = _probe(5, 2)
     try:
-        assert env.apply_to_shards(_num_envs) == [3, 2]
+        assert env.apply_to_shards(_first_and_size) == [(0, 3), (3, 2)]
         with pytest.raises(
             RuntimeError, match=r"shard 0 \(instances \(0, 3\)\) failed(.|\n)*KeyError"
         ):
