@@ -187,9 +187,16 @@ def parallel_rollout(spec: EnvSpec, players_name: str, episodes: int, seed: int)
 
 
 def batched_rollout(
-    env_id: str, agent_name: str, episodes: int, seed: int, num_envs: int, device: str
+    env_id: str,
+    agent_name: str,
+    episodes: int,
+    seed: int,
+    num_envs: int,
+    device: str,
+    num_workers: int = 1,
 ) -> dict[str, Any]:
-    """Run ``num_envs`` instances of the id's vector env until each finished ``episodes`` episodes.
+    """Run ``num_envs`` instances of the id's vector env until each finished ``episodes`` episodes
+    (split over ``num_workers`` processes on the CPU, see ``gymforge.core.sharded``).
 
     Instance ``i`` is seeded ``seed + i``; its later episodes continue its own random stream.
     """
@@ -212,7 +219,11 @@ def batched_rollout(
     import torch
 
     env = gym.make_vec(
-        env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", device=device
+        env_id,
+        num_envs=num_envs,
+        vectorization_mode="vector_entry_point",
+        device=device,
+        num_workers=num_workers,
     )
     agent = load_entry_point(spec.agents[agent_name])(env)
     agent.reset(seed=seed)
@@ -241,7 +252,7 @@ def batched_rollout(
     flat = [r for per_instance in returns for r in per_instance]
     seeds = [seed + i for i in range(num_envs)]
     result = _summary(env_id, agent_name, seeds, flat, episode_lengths, steps / elapsed)
-    return {**result, "num_envs": num_envs, "device": device}
+    return {**result, "num_envs": num_envs, "device": device, "num_workers": num_workers}
 
 
 def _summary(
@@ -284,11 +295,19 @@ def _check_record(spec: EnvSpec, record: str, record_every: int) -> None:
 
 
 def cmd_rollout(args: argparse.Namespace) -> int:
-    if args.num_envs is not None or args.device is not None:
+    if args.num_envs is not None or args.device is not None or args.num_workers is not None:
         if args.record is not None:
-            raise ValueError("--record works with the single env only; drop --num-envs/--device")
+            raise ValueError(
+                "--record works with the single env only; drop --num-envs/--device/--num-workers"
+            )
         result = batched_rollout(
-            args.id, args.agent, args.episodes, args.seed, args.num_envs or 1, args.device or "cpu"
+            args.id,
+            args.agent,
+            args.episodes,
+            args.seed,
+            args.num_envs or 1,
+            args.device or "cpu",
+            args.num_workers or 1,
         )
     else:
         result = rollout(
@@ -300,7 +319,8 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     print(f"{result['env_id']}  agent={result['agent']}  episodes={len(result['returns'])}")
     if "num_envs" in result:
         print(
-            f"  {result['num_envs']} instances on {result['device']}, seeds {result['seeds'][0]}…"
+            f"  {result['num_envs']} instances on {result['device']} "
+            f"({result['num_workers']} process(es)), seeds {result['seeds'][0]}…"
         )
     else:
         for s, r, n in zip(result["seeds"], result["returns"], result["lengths"], strict=True):
@@ -344,6 +364,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--num-envs", type=int, metavar="B", help="run B instances at once on the batched engine"
     )
     p_roll.add_argument("--device", help="torch device of the batched engine (cpu, cuda)")
+    p_roll.add_argument(
+        "--num-workers",
+        type=int,
+        metavar="K",
+        help="split the B instances over K worker processes, one CPU core each (CPU only)",
+    )
     p_roll.set_defaults(func=cmd_rollout)
 
     import gymforge.commands

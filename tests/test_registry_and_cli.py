@@ -154,6 +154,16 @@ def test_cli__batched_rollout_runs_every_instance_for_its_episodes(capsys):
     assert result["seeds"] == list(range(16))
 
 
+def test_cli__batched_rollout_over_worker_processes_equals_one_process(capsys):
+    args = ["rollout", "Probe-Match-v0", "--num-envs", "6", "--episodes", "2", "--json"]
+    assert main(args) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main([*args, "--num-workers", "2"]) == 0
+    sharded = json.loads(capsys.readouterr().out)
+    assert sharded["num_workers"] == 2 and plain["num_workers"] == 1
+    assert (sharded["returns"], sharded["lengths"]) == (plain["returns"], plain["lengths"])
+
+
 @pytest.mark.slow
 def test_cli__batched_rollout_of_a_lineflow_controller(capsys):
     args = ["rollout", "LineFlow-WaitingTime-v0", "--agent", "optimal", "--num-envs", "4", "--json"]

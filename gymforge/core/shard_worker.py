@@ -34,7 +34,8 @@ def main(descriptor: int) -> None:
         make_shard, num_envs, threads = connection.recv()
         torch.set_num_threads(threads)
         env = make_shard(num_envs)
-        description = (env.single_observation_space, env.single_action_space, env.autoreset)
+        shared = {name: getattr(env, name) for name in env.shared_attributes}
+        description = (env.single_observation_space, env.single_action_space, env.autoreset, shared)
     except (EOFError, KeyboardInterrupt):
         return
     except Exception:

@@ -28,7 +28,9 @@ Costs and limits: starting a worker imports torch and gymforge (about 1.5 s, in 
 each step sends the action slices to the workers and the results back through pipes (numpy
 buffers, tens of microseconds at these sizes); the state lives in the workers, so attributes of
 the engine (``env.state``, ``env.engine``) are reached through
-:meth:`ShardedVectorEnv.apply_to_shards`. CPU only, and with ``autoreset=True`` only (a shard
+:meth:`ShardedVectorEnv.apply_to_shards`, while the attributes that describe the env and never
+change (the class's ``shared_attributes``, e.g. a LineFlow env's ``line`` and ``features``, which
+its agents read) are copied from the first shard. CPU only, and with ``autoreset=True`` only (a shard
 whose instances are all done would need a reset that the batch as a whole does not). POSIX only
 (the worker's pipe is passed as a file descriptor).
 """
@@ -141,15 +143,17 @@ class ShardedVectorEnv(TorchVectorEnv):
         except Exception:
             self._shut_down()
             raise
-        observation_space, action_space, autoreset = described[0]
+        observation_space, action_space, autoreset, shared = described[0]
         for k, other in enumerate(described[1:], start=1):
-            if other != described[0]:
+            if other[:2] != described[0][:2]:
                 self._shut_down()
-                raise RuntimeError(f"shard {k} has other spaces than shard 0: {other}")
+                raise RuntimeError(f"shard {k} has other spaces than shard 0: {other[:2]}")
         if not autoreset:
             self._shut_down()
             raise ValueError("the shards must use SAME_STEP autoreset (autoreset=True)")
         super().__init__(num_envs, observation_space, action_space, "cpu", autoreset=True)
+        for name, value in shared.items():  # (the shard class's ``shared_attributes``)
+            setattr(self, name, value)
 
     @property
     def num_workers(self) -> int:

@@ -55,6 +55,9 @@ class TorchVectorEnv(VectorEnv):
         "autoreset_mode": AutoresetMode.SAME_STEP,
         "render_modes": [],
     }
+    # attributes that describe the env and never change (agents read them, e.g. a LineFlow
+    # agent reads ``line`` and ``features``); a ShardedVectorEnv copies them from its first shard
+    shared_attributes: tuple[str, ...] = ()
 
     def __init__(
         self,

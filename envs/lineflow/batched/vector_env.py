@@ -39,6 +39,8 @@ class LineFlowVecEnv(TorchVectorEnv):
             ``LineFlowEnv``; ``reward`` must be ``"parts"`` for now.
     """
 
+    shared_attributes = ("line", "features", "action_slots", "horizon", "step_size", "max_steps")
+
     def __init__(
         self,
         num_envs: int = 1,

@@ -108,3 +108,25 @@ def test_lineflow__controllers_drive_the_batched_engine():
         obs, reward, *_ = venv.step(torch.as_tensor(agent.act(obs.numpy())))
         total += reward
     assert torch.all(total >= 20)  # the SimPy engine finishes 22–24 parts by t = 400 this way
+
+
+def test_lineflow__controllers_drive_a_batch_split_over_worker_processes():
+    """``num_workers=2``: the controller reads the line description (``shared_attributes``) from
+    the sharded env and gets the same observations and rewards as on the one-process env."""
+    from gymforge.agents.lineflow import BestPartitionAgent
+
+    make = {"num_envs": 3, "vectorization_mode": "vector_entry_point", "horizon": 60}
+    plain = gym.make_vec("LineFlow-WorkerAssignment-v0", **make)
+    sharded = gym.make_vec("LineFlow-WorkerAssignment-v0", num_workers=2, **make)
+    try:
+        assert sharded.line == plain.line and sharded.horizon == plain.horizon
+        agents = [BestPartitionAgent(plain), BestPartitionAgent(sharded)]
+        obs = [plain.reset(seed=4)[0], sharded.reset(seed=4)[0]]
+        for _ in range(70):  # (past the end of the first episode)
+            actions = [torch.as_tensor(a.act(o.numpy())) for a, o in zip(agents, obs, strict=True)]
+            assert torch.equal(actions[0], actions[1])
+            a, b = plain.step(actions[0]), sharded.step(actions[1])
+            assert all(torch.equal(x, y) for x, y in zip(a[:4], b[:4], strict=True))
+            obs = [a[0], b[0]]
+    finally:
+        sharded.close()
