@@ -4,7 +4,8 @@ Started as ``python -m gymforge.core.shard_worker FD`` with one end of a ``multi
 pipe as file descriptor ``FD`` (a fresh interpreter, not a fork: a forked torch may deadlock, and
 ``multiprocessing``'s spawn would re-run the user's main script, which breaks every script without
 an ``if __name__ == "__main__"`` guard). It receives the parent's ``sys.path``, then the shard's
-factory, size and thread count, builds the shard and answers commands until ``close``:
+factory, size and thread count, builds the shard and answers commands until ``close`` (through
+an :class:`~gymforge.core.shared_arrays.ArrayChannel`: big arrays in shared memory):
 
 =========  =================================  ==============================================
 command    payload                            reply (``("ok", value)`` or ``("error", text)``)
@@ -24,9 +25,12 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
+from gymforge.core.shared_arrays import ArrayChannel
+
 
 def main(descriptor: int) -> None:
     connection = Connection(descriptor)
+    channel = ArrayChannel(connection)
     try:
         sys.path[:] = connection.recv()  # (so that the factory unpickles as in the parent)
         import torch
@@ -39,16 +43,17 @@ def main(descriptor: int) -> None:
     except (EOFError, KeyboardInterrupt):
         return
     except Exception:
-        connection.send(("error", traceback.format_exc()))
+        channel.send(("error", traceback.format_exc()))
         return
-    connection.send(("ok", description))
+    channel.send(("ok", description))
     try:
-        serve(connection, env)
+        serve(channel, env)
     finally:
         env.close()
+        channel.close()
 
 
-def serve(connection: Connection, env: Any) -> None:
+def serve(channel: ArrayChannel, env: Any) -> None:
     """Answer the parent's commands until ``close`` (or until the parent goes away)."""
     import torch
 
@@ -59,7 +64,7 @@ def serve(connection: Connection, env: Any) -> None:
     }
     while True:
         try:
-            command, payload = connection.recv()
+            command, payload = channel.recv()
         except (EOFError, KeyboardInterrupt):  # the parent went away or was interrupted
             return
         if command == "close":
@@ -71,12 +76,13 @@ def serve(connection: Connection, env: Any) -> None:
             reply = ("ok", handler(payload))
         except Exception:
             reply = ("error", traceback.format_exc())
-        connection.send(reply)
+        channel.send(reply)
 
 
 def to_numpy(value: Any) -> Any:
-    """Tensors (in tuples and dicts) as numpy arrays, which pickle as plain buffers (a pickled
-    tensor would be moved to a shared-memory segment of its own, much slower per step)."""
+    """Tensors (in tuples and dicts) as numpy arrays, which the channel sends through shared
+    memory or pickles as plain buffers (a pickled tensor would be moved to a shared-memory
+    segment of its own, much slower per step)."""
     import torch
 
     if isinstance(value, torch.Tensor):

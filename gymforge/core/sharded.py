@@ -25,8 +25,8 @@ seeds of its own instances; observations, rewards, flags and infos (``final_obs`
 order. Actions are checked here, before any worker sees them.
 
 Costs and limits: starting a worker imports torch and gymforge (about 1.5 s, in parallel);
-each step sends the action slices to the workers and the results back through pipes (numpy
-buffers, tens of microseconds at these sizes); the state lives in the workers, so attributes of
+each step sends the action slices to the workers and the results back through pipes, the big
+arrays through shared memory (``gymforge.core.shared_arrays``); the state lives in the workers, so attributes of
 the engine (``env.state``, ``env.engine``) are reached through
 :meth:`ShardedVectorEnv.apply_to_shards`, while the attributes that describe the env and never
 change (the class's ``shared_attributes``, e.g. a LineFlow env's ``line`` and ``features``, which
@@ -44,7 +44,6 @@ import multiprocessing
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
@@ -52,6 +51,7 @@ import torch
 from gymnasium.vector import VectorEnv
 
 from gymforge.core.seeds import instance_seeds
+from gymforge.core.shared_arrays import ArrayChannel
 from gymforge.core.spaces import as_action_tensor, validate_batched_action
 from gymforge.core.vector_env import TorchVectorEnv
 
@@ -134,7 +134,7 @@ class ShardedVectorEnv(TorchVectorEnv):
     ) -> None:
         workers = check_num_workers(num_workers, num_envs)
         self.bounds = shard_bounds(num_envs, workers)
-        self._connections: list[Connection] = []
+        self._channels: list[ArrayChannel] = []
         self._processes: list[subprocess.Popen] = []
         try:
             for start, stop in self.bounds:
@@ -171,8 +171,8 @@ class ShardedVectorEnv(TorchVectorEnv):
             seeds = instance_seeds(seed, self.num_envs, self.np_random)  # validates first
             VectorEnv.reset(self, seed=seeds[0])
         self._needs_reset = True  # (until every shard has reset)
-        for connection, (start, stop) in zip(self._connections, self.bounds, strict=True):
-            connection.send(("reset", seeds[start:stop]))
+        for channel, (start, stop) in zip(self._channels, self.bounds, strict=True):
+            channel.send(("reset", seeds[start:stop]))
         parts = [_to_torch(part) for part in self._gather()]
         observation = torch.cat([obs for obs, _ in parts])
         infos = _merge_infos([info for _, info in parts], [obs for obs, _ in parts])
@@ -187,8 +187,8 @@ class ShardedVectorEnv(TorchVectorEnv):
         action = as_action_tensor(actions, self.device)
         validate_batched_action(action, self.single_action_space, self.num_envs)
         batch = action.numpy()
-        for connection, (start, stop) in zip(self._connections, self.bounds, strict=True):
-            connection.send(("step", batch[start:stop]))
+        for channel, (start, stop) in zip(self._channels, self.bounds, strict=True):
+            channel.send(("step", batch[start:stop]))
         try:
             parts = [_to_torch(part) for part in self._gather()]
         except Exception:
@@ -208,8 +208,8 @@ class ShardedVectorEnv(TorchVectorEnv):
         ``start`` is the shard's first instance in the batch (see ``bounds``); the results in
         shard order. ``function`` and its arguments must be picklable (a module-level
         function: the workers import its module)."""
-        for connection, (start, _) in zip(self._connections, self.bounds, strict=True):
-            connection.send(("apply", (function, (start, *args), kwargs)))
+        for channel, (start, _) in zip(self._channels, self.bounds, strict=True):
+            channel.send(("apply", (function, (start, *args), kwargs)))
         return self._gather()
 
     def close_extras(self, **kwargs: Any) -> None:
@@ -226,18 +226,18 @@ class ShardedVectorEnv(TorchVectorEnv):
             pass_fds=(child.fileno(),),
         )
         child.close()
-        self._connections.append(parent)
+        self._channels.append(ArrayChannel(parent))
         self._processes.append(process)
         parent.send(list(sys.path))
-        parent.send((make_shard, num_envs, threads))
+        parent.send((make_shard, num_envs, threads))  # (the worker answers through the channel)
 
     def _gather(self) -> list[Any]:
         """One reply from every worker, in shard order; a worker's error raises here (after all
         replies are in, so the pipes stay in step)."""
         replies = []
-        for connection in self._connections:
+        for channel in self._channels:
             try:
-                replies.append(connection.recv())
+                replies.append(channel.recv())
             except EOFError:
                 replies.append(("error", "the worker process died"))
         for k, (status, value) in enumerate(replies):
@@ -246,18 +246,19 @@ class ShardedVectorEnv(TorchVectorEnv):
         return [value for _, value in replies]
 
     def _shut_down(self) -> None:
-        for connection in self._connections:
+        for channel in self._channels:
             with contextlib.suppress(BrokenPipeError, OSError):  # (a worker that died)
-                connection.send(("close", None))
+                channel.send(("close", None))
         for process in self._processes:
             try:
                 process.wait(_JOIN_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        for connection in self._connections:
-            connection.close()
-        self._connections, self._processes = [], []
+        for channel in self._channels:
+            channel.close()
+            channel.connection.close()
+        self._channels, self._processes = [], []
 
 
 def _to_torch(value: Any) -> Any:

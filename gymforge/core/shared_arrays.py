@@ -1,0 +1,145 @@
+"""``ArrayChannel``: messages of numpy arrays between two processes, big arrays through shared
+memory.
+
+A :class:`~gymforge.core.sharded.ShardedVectorEnv` sends every step's actions to its workers and
+gets their observations back. Through a pipe, a (2048, 70) float32 observation batch is pickled,
+copied into the kernel and out again: about a millisecond a round trip on the 2-core development
+machine, a tenth of a LineFlow step of that size. Here each array of at least ``MIN_SHARED_BYTES``
+in a message (nested tuples, lists and dicts) is written into a shared-memory file of the sender
+(one per position in the message, reused while it is large enough) and only its name, shape and
+dtype go through the pipe; the receiver maps the file once and copies the array out.
+
+Reuse is safe because the two sides take turns (request, reply): a sender writes a file again
+only for its next message, which the receiver asks for after it has copied the last one out.
+The receiver unlinks a file as soon as it has mapped it, so nothing is left in ``/dev/shm`` even
+if both processes die; the sender unlinks what is left when it closes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import tempfile
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+
+MIN_SHARED_BYTES = 16 * 1024  # smaller arrays are pickled (a shared file would not pay)
+_SHARED_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None  # (None: the temp folder)
+
+
+@dataclass(frozen=True)
+class _SharedArray:
+    """What goes through the pipe in place of a big array: the ``position``-th big array of its
+    message, in the sender's file ``path``."""
+
+    position: int
+    path: str
+    shape: tuple[int, ...]
+    dtype: str
+
+
+class _Mapping:
+    """A shared file mapped into this process: a new one (``size`` bytes) or the other side's
+    (``path``)."""
+
+    def __init__(self, size: int | None = None, path: str | None = None) -> None:
+        if path is None:
+            descriptor, path = tempfile.mkstemp(prefix="gymforge-", dir=_SHARED_DIR)
+        else:
+            descriptor = os.open(path, os.O_RDWR)
+        try:
+            if size is None:
+                size = os.fstat(descriptor).st_size
+            else:
+                os.ftruncate(descriptor, size)
+            self.memory = mmap.mmap(descriptor, size)
+        finally:
+            os.close(descriptor)
+        self.path, self.size = path, size
+
+    def view(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        return np.ndarray(shape, dtype=dtype, buffer=self.memory)
+
+    def close(self) -> None:
+        with contextlib.suppress(BufferError):  # (a view still alive: the OS frees it at exit)
+            self.memory.close()
+
+
+class ArrayChannel:
+    """``send``/``recv`` of nested tuples, lists and dicts over ``connection``, with big numpy
+    arrays through shared memory (see the module docstring). Both ends wrap their end of the
+    same pipe in one; ``close`` frees the shared files."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self._outgoing: list[_Mapping] = []  # this side's files, by position in a message
+        self._incoming: dict[int, _Mapping] = {}  # the other side's files, by position
+
+    def send(self, message: Any) -> None:
+        position = [0]
+        self.connection.send(self._encode(message, position))
+
+    def recv(self) -> Any:
+        return self._decode(self.connection.recv())
+
+    def close(self) -> None:
+        for mapping in self._outgoing:
+            _release(mapping)
+        for mapping in self._incoming.values():
+            mapping.close()
+        self._outgoing, self._incoming = [], {}
+
+    def _encode(self, value: Any, position: list[int]) -> Any:
+        if isinstance(value, np.ndarray) and value.nbytes >= MIN_SHARED_BYTES:
+            mapping = self._outgoing_file(position[0], value.nbytes)
+            mapping.view(value.shape, value.dtype)[...] = value
+            position[0] += 1
+            return _SharedArray(position[0] - 1, mapping.path, value.shape, value.dtype.str)
+        if isinstance(value, tuple):
+            return tuple(self._encode(v, position) for v in value)
+        if isinstance(value, list):
+            return [self._encode(v, position) for v in value]
+        if isinstance(value, dict):
+            return {k: self._encode(v, position) for k, v in value.items()}
+        return value
+
+    def _outgoing_file(self, position: int, size: int) -> _Mapping:
+        """This side's file for the ``position``-th big array of a message, at least ``size``
+        bytes (a new one, and a new name, when the old one is too small)."""
+        if position < len(self._outgoing) and self._outgoing[position].size >= size:
+            return self._outgoing[position]
+        mapping = _Mapping(size=size)
+        if position < len(self._outgoing):
+            _release(self._outgoing[position])
+            self._outgoing[position] = mapping
+        else:
+            self._outgoing.append(mapping)
+        return mapping
+
+    def _decode(self, value: Any) -> Any:
+        if isinstance(value, _SharedArray):
+            mapping = self._incoming.get(value.position)
+            if mapping is None or mapping.path != value.path:  # (new, or replaced by a larger)
+                if mapping is not None:
+                    mapping.close()
+                mapping = self._incoming[value.position] = _Mapping(path=value.path)
+                os.unlink(value.path)  # (mapped on both sides: the name is no longer needed)
+            return mapping.view(value.shape, np.dtype(value.dtype)).copy()
+        if isinstance(value, tuple):
+            return tuple(self._decode(v) for v in value)
+        if isinstance(value, list):
+            return [self._decode(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._decode(v) for k, v in value.items()}
+        return value
+
+
+def _release(mapping: _Mapping) -> None:
+    """Unmap one of this side's files and remove its name, if the receiver has not."""
+    mapping.close()
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(mapping.path)
