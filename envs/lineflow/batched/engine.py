@@ -7,11 +7,12 @@ instant — timers that expire, carriers arriving in a slot, and the instantaneo
 (a carrier moving on into a freed slot, a waiting station taking an arrived carrier or claiming
 a freed slot) — in sweeps repeated until nothing changes. Instances never interact, and every
 random draw comes from the instance's own counter-based stream, so a batch equals separate runs.
-A sweep ends by letting carriers move on past the takes and puts it made (``_move_on``), and a
-claim of a freed slot that is all an instance has left is made without a sweep
-(``_claim_only``), as is the end of a work that took no time (``_work_ends_only``: the
-WaitingTime sink and main source, the ComplexLine switch), so most instances settle in one
-sweep; rounds whose only events are workers arriving or failed switch polls need none
+A sweep ends by letting carriers move on past the takes and puts it made (``_move_on``), so no
+carrier that can move on is left after any sweep: only an arrival makes a new one, and a sweep
+moves carriers first only after arrivals (``_slots``). A claim of a freed slot that is all an
+instance has left is made without a sweep (``_claim_only``), as is the end of a work that took
+no time (``_work_ends_only``: the WaitingTime sink and main source, the ComplexLine switch), so
+most instances settle in one sweep; rounds whose only events are workers arriving or failed switch polls need none
 (``_arrive_walkers_only``, ``_poll_again_only``), and workers arriving at the very start of
 ``advance`` need no round (``_arrive_walkers_now``).
 
@@ -810,11 +811,12 @@ class Engine:
         without zero-time work, where they are left in the due timers).
 
         Exactly the preconditions of the sweep's rules: a due timer, slot arrival or worker
-        arrival; a carrier that can move on; a row in START or OUT_CHECK (they always move
-        on); a row waiting for a carrier that has arrived; and, returned apart (see
+        arrival; a row in START or OUT_CHECK (they always move on); a row waiting for a carrier
+        that has arrived; and, returned apart (see
         ``_claim_only``), a row waiting for a slot that is free (a claim), and (see
         ``_work_ends_only``) a due WORKING timer of a row that is not a sequential process,
-        unless it is a sink that would start again and take a carrier that has arrived.
+        unless it is a sink that would start again and take a carrier that has arrived. (No
+        carrier can move on after a sweep, see ``_slots``.)
         """
         w = self._wide(state.now.shape[0])
         line = self.line
@@ -844,8 +846,7 @@ class Engine:
         claims = _and_not(phase == w.phase(PUT_WAIT), _at(state.held, first))
         # one reduction over the rows of all the (rows, B) conditions stacked, instead of one
         # reduction per condition and an or of the results (fewer torch calls)
-        passes = _and_not(state.arrived[:-1], state.held[1:]) & w.passable
-        conditions = [pending, due.slots, passes]
+        conditions = [pending, due.slots]
         if due.workers is not None:
             conditions.append(due.workers)
         return _any_rows(torch.cat(conditions)), claims, due, ends
@@ -1242,6 +1243,10 @@ class Engine:
         arrived carrier moves on: so a run of arrived carriers ending at a free slot all move
         one slot on. The moves of all slots are found first (a recurrence over the slots from
         the last one) and then applied at once. ``arrivals``: ``state.ready <= now`` if known.
+
+        Without arrivals no carrier can move on: none could after the last sweep (its own moves
+        or ``_move_on``'s came last), and nothing since frees a slot (``_claim_only`` and
+        ``_work_ends_only`` only fill first slots or touch none), so the moves are skipped.
         """
         act = None if active is None else active[None, :]
         now = state.now[None, :]
@@ -1249,7 +1254,7 @@ class Engine:
         if _any(arriving):
             state.arrived.logical_or_(arriving)
             state.ready.masked_fill_(arriving, INF)
-        self._move(state, act)
+            self._move(state, act)
 
     def _move(self, state: LineState, act: torch.Tensor | None) -> None:
         """Arrived carriers of the instances ``act`` (1, B; None: all) move on into free slots

@@ -104,10 +104,9 @@ def test_advance_shortcuts__equal_full_sweeps(monkeypatch, scenario, shortcut):
     assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
 
 
-# the straightforward forms of the settle shortcuts: no moves at the end of a sweep (the next
-# sweep's ``_slots`` makes them), and claims left to the next sweep like every pending rule
+# the straightforward forms of the settle shortcuts: claims left to the next sweep like every
+# pending rule
 _SETTLE_PLAIN = {
-    "_move_on": lambda self, state, act: None,
     "_claim_only": lambda self, state, active, pending, claims, rng: (
         active & (pending | engine._any_rows(claims))
     ),
@@ -146,15 +145,34 @@ def _settle_rollout(monkeypatch, scenario: str, plain: tuple[str, ...]) -> tuple
     return out, calls[0]
 
 
-@pytest.mark.parametrize("plain", [("_claim_only",), ("_move_on", "_claim_only")])
 @pytest.mark.parametrize(
     "scenario", ["waiting_time", "complex_line", "worker_assignment", "part_distribution"]
 )
-def test_settle_shortcuts__equal_full_sweeps_with_fewer_sweeps(monkeypatch, scenario, plain):
+def test_settle_shortcuts__equal_full_sweeps_with_fewer_sweeps(monkeypatch, scenario):
     fast, fast_calls = _settle_rollout(monkeypatch, scenario, ())
-    slow, slow_calls = _settle_rollout(monkeypatch, scenario, plain)
+    slow, slow_calls = _settle_rollout(monkeypatch, scenario, ("_claim_only",))
     assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
     assert fast_calls < slow_calls  # the shortcuts did settle instances without a sweep
+
+
+@pytest.mark.parametrize(
+    "scenario", ["waiting_time", "complex_line", "worker_assignment", "part_distribution"]
+)
+def test_sweeps__leave_no_carrier_that_can_move_on(monkeypatch, scenario):
+    """``_slots`` moves carriers only after arrivals and ``_pending`` does not look for carriers
+    that can move on: both rest on every sweep leaving none (``_move_on``), in every instance
+    (active or not, compacted or not)."""
+    sweep, sweeps = engine.Engine._sweep, [0]
+
+    def checked(self, state, *args, **kwargs):
+        sweep(self, state, *args, **kwargs)
+        sweeps[0] += 1
+        movable = engine._and_not(state.arrived[:-1], state.held[1:]) & self._passable
+        assert not bool(movable.any())
+
+    monkeypatch.setattr(engine.Engine, "_sweep", checked)
+    _drive(LineFlowVecEnv(num_envs=64, scenario=scenario), 5, 150, ())
+    assert sweeps[0] > 0
 
 
 @pytest.mark.parametrize("plain", [("_work_ends_only",), ("_work_ends_only", "_claim_only")])
