@@ -224,6 +224,7 @@ class ShardedVectorEnv(TorchVectorEnv):
         process = subprocess.Popen(
             [sys.executable, "-m", "gymforge.core.shard_worker", str(child.fileno())],
             pass_fds=(child.fileno(),),
+            start_new_session=True,  # (Ctrl-C reaches the parent, which closes the workers)
         )
         child.close()
         self._channels.append(ArrayChannel(parent))

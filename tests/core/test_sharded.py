@@ -124,6 +124,20 @@ def test_step_before_reset_and_close_ends_the_workers():
     assert all(process.poll() is not None for process in processes)
 
 
+def test_ppo_trains_through_the_sb3_adapter_on_a_sharded_env():
+    from stable_baselines3 import PPO
+
+    from gymforge.core.sb3 import as_sb3_vec_env
+
+    env = _probe(4, 2)
+    try:
+        model = PPO("MlpPolicy", as_sb3_vec_env(env), n_steps=32, batch_size=64, seed=0)
+        model.learn(total_timesteps=256)
+        assert model.num_timesteps >= 256
+    finally:
+        env.close()
+
+
 def test_a_script_without_a_main_guard_can_start_workers(tmp_path):
     """The workers are fresh interpreters that never import the user's script (multiprocessing's
     spawn would re-run it, and a script without ``if __name__ == "__main__"`` would fail)."""
