@@ -173,7 +173,7 @@ class ShardedVectorEnv(TorchVectorEnv):
         self._needs_reset = True  # (until every shard has reset)
         for channel, (start, stop) in zip(self._channels, self.bounds, strict=True):
             channel.send(("reset", seeds[start:stop]))
-        parts = [_to_torch(part) for part in self._gather()]
+        parts = [_to_torch(part) for part in self._gather(copy=False)]
         observation = torch.cat([obs for obs, _ in parts])
         infos = _merge_infos([info for _, info in parts], [obs for obs, _ in parts])
         self._needs_reset = False
@@ -190,7 +190,7 @@ class ShardedVectorEnv(TorchVectorEnv):
         for channel, (start, stop) in zip(self._channels, self.bounds, strict=True):
             channel.send(("step", batch[start:stop]))
         try:
-            parts = [_to_torch(part) for part in self._gather()]
+            parts = [_to_torch(part) for part in self._gather(copy=False)]
         except Exception:
             self._needs_reset = True  # (some shards may have stepped, others not)
             raise
@@ -232,13 +232,15 @@ class ShardedVectorEnv(TorchVectorEnv):
         parent.send(list(sys.path))
         parent.send((make_shard, num_envs, threads))  # (the worker answers through the channel)
 
-    def _gather(self) -> list[Any]:
+    def _gather(self, copy: bool = True) -> list[Any]:
         """One reply from every worker, in shard order; a worker's error raises here (after all
-        replies are in, so the pipes stay in step)."""
+        replies are in, so the pipes stay in step). ``copy=False``: big arrays are views of the
+        shared memory, valid until the next command (``reset`` and ``step`` concatenate them
+        at once, which copies)."""
         replies = []
         for channel in self._channels:
             try:
-                replies.append(channel.recv())
+                replies.append(channel.recv(copy))
             except EOFError:
                 replies.append(("error", "the worker process died"))
         for k, (status, value) in enumerate(replies):

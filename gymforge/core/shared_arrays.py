@@ -83,8 +83,10 @@ class ArrayChannel:
         position = [0]
         self.connection.send(self._encode(message, position))
 
-    def recv(self) -> Any:
-        return self._decode(self.connection.recv())
+    def recv(self, copy: bool = True) -> Any:
+        """The next message. ``copy=False``: its big arrays are views of the shared files, valid
+        only until this side sends again (for a caller that copies them out at once)."""
+        return self._decode(self.connection.recv(), copy)
 
     def close(self) -> None:
         for mapping in self._outgoing:
@@ -120,7 +122,7 @@ class ArrayChannel:
             self._outgoing.append(mapping)
         return mapping
 
-    def _decode(self, value: Any) -> Any:
+    def _decode(self, value: Any, copy: bool) -> Any:
         if isinstance(value, _SharedArray):
             mapping = self._incoming.get(value.position)
             if mapping is None or mapping.path != value.path:  # (new, or replaced by a larger)
@@ -128,13 +130,14 @@ class ArrayChannel:
                     mapping.close()
                 mapping = self._incoming[value.position] = _Mapping(path=value.path)
                 os.unlink(value.path)  # (mapped on both sides: the name is no longer needed)
-            return mapping.view(value.shape, np.dtype(value.dtype)).copy()
+            view = mapping.view(value.shape, np.dtype(value.dtype))
+            return view.copy() if copy else view
         if isinstance(value, tuple):
-            return tuple(self._decode(v) for v in value)
+            return tuple(self._decode(v, copy) for v in value)
         if isinstance(value, list):
-            return [self._decode(v) for v in value]
+            return [self._decode(v, copy) for v in value]
         if isinstance(value, dict):
-            return {k: self._decode(v) for k, v in value.items()}
+            return {k: self._decode(v, copy) for k, v in value.items()}
         return value
 
 
