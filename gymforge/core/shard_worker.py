@@ -25,7 +25,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from gymforge.core.shared_arrays import ArrayChannel
+from gymforge.core.shared_arrays import ArrayChannel, map_nested
 
 
 def main(descriptor: int) -> None:
@@ -80,18 +80,12 @@ def serve(channel: ArrayChannel, env: Any) -> None:
 
 
 def to_numpy(value: Any) -> Any:
-    """Tensors (in tuples and dicts) as numpy arrays, which the channel sends through shared
-    memory or pickles as plain buffers (a pickled tensor would be moved to a shared-memory
-    segment of its own, much slower per step)."""
+    """Tensors (in tuples, lists and dicts) as numpy arrays, which the channel sends through
+    shared memory or pickles as plain buffers (a pickled tensor would be moved to a
+    shared-memory segment of its own, much slower per step)."""
     import torch
 
-    if isinstance(value, torch.Tensor):
-        return value.numpy()
-    if isinstance(value, tuple):
-        return tuple(to_numpy(v) for v in value)
-    if isinstance(value, dict):
-        return {k: to_numpy(v) for k, v in value.items()}
-    return value
+    return map_nested(value, lambda v: v.numpy() if isinstance(v, torch.Tensor) else v)
 
 
 if __name__ == "__main__":

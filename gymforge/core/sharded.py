@@ -48,11 +48,8 @@ from typing import Any
 
 import numpy as np
 import torch
-from gymnasium.vector import VectorEnv
 
-from gymforge.core.seeds import instance_seeds
-from gymforge.core.shared_arrays import ArrayChannel
-from gymforge.core.spaces import as_action_tensor, validate_batched_action
+from gymforge.core.shared_arrays import ArrayChannel, map_nested
 from gymforge.core.vector_env import TorchVectorEnv
 
 # keys of SAME_STEP autoreset infos that a shard without a finished instance leaves out
@@ -164,12 +161,7 @@ class ShardedVectorEnv(TorchVectorEnv):
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[torch.Tensor, dict[str, Any]]:
         """Reset every instance; ``seed=s`` seeds instance ``i`` with ``s + i`` (in its shard)."""
-        if seed is None:
-            VectorEnv.reset(self, seed=None)
-            seeds = instance_seeds(None, self.num_envs, self.np_random)
-        else:
-            seeds = instance_seeds(seed, self.num_envs, self.np_random)  # validates first
-            VectorEnv.reset(self, seed=seeds[0])
+        seeds = self._instance_seeds(seed)
         self._needs_reset = True  # (until every shard has reset)
         for channel, (start, stop) in zip(self._channels, self.bounds, strict=True):
             channel.send(("reset", seeds[start:stop]))
@@ -182,11 +174,7 @@ class ShardedVectorEnv(TorchVectorEnv):
     def step(
         self, actions: Any
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
-        if self._needs_reset:
-            raise RuntimeError("call reset() before step()")
-        action = as_action_tensor(actions, self.device)
-        validate_batched_action(action, self.single_action_space, self.num_envs)
-        batch = action.numpy()
+        batch = self._checked_action(actions).numpy()
         for channel, (start, stop) in zip(self._channels, self.bounds, strict=True):
             channel.send(("step", batch[start:stop]))
         try:
@@ -265,14 +253,8 @@ class ShardedVectorEnv(TorchVectorEnv):
 
 
 def _to_torch(value: Any) -> Any:
-    """The inverse of ``_to_numpy``."""
-    if isinstance(value, np.ndarray):
-        return torch.from_numpy(value)
-    if isinstance(value, tuple):
-        return tuple(_to_torch(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _to_torch(v) for k, v in value.items()}
-    return value
+    """The numpy arrays of a worker's reply (see ``shard_worker.to_numpy``) as tensors."""
+    return map_nested(value, lambda v: torch.from_numpy(v) if isinstance(v, np.ndarray) else v)
 
 
 def _merge_infos(

@@ -21,6 +21,7 @@ import contextlib
 import mmap
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -80,8 +81,7 @@ class ArrayChannel:
         self._incoming: dict[int, _Mapping] = {}  # the other side's files, by position
 
     def send(self, message: Any) -> None:
-        position = [0]
-        self.connection.send(self._encode(message, position))
+        self.connection.send(self._encode(message))
 
     def recv(self, copy: bool = True) -> Any:
         """The next message. ``copy=False``: its big arrays are views of the shared files, valid
@@ -95,19 +95,21 @@ class ArrayChannel:
             mapping.close()
         self._outgoing, self._incoming = [], {}
 
-    def _encode(self, value: Any, position: list[int]) -> Any:
-        if isinstance(value, np.ndarray) and value.nbytes >= MIN_SHARED_BYTES:
-            mapping = self._outgoing_file(position[0], value.nbytes)
+    def _encode(self, message: Any) -> Any:
+        """``message`` with its big arrays written to this side's files, the ``k``-th big
+        array to the ``k``-th file."""
+        count = 0
+
+        def share(value: Any) -> Any:
+            nonlocal count
+            if not (isinstance(value, np.ndarray) and value.nbytes >= MIN_SHARED_BYTES):
+                return value
+            mapping = self._outgoing_file(count, value.nbytes)
             mapping.view(value.shape, value.dtype)[...] = value
-            position[0] += 1
-            return _SharedArray(position[0] - 1, mapping.path, value.shape, value.dtype.str)
-        if isinstance(value, tuple):
-            return tuple(self._encode(v, position) for v in value)
-        if isinstance(value, list):
-            return [self._encode(v, position) for v in value]
-        if isinstance(value, dict):
-            return {k: self._encode(v, position) for k, v in value.items()}
-        return value
+            count += 1
+            return _SharedArray(count - 1, mapping.path, value.shape, value.dtype.str)
+
+        return map_nested(message, share)
 
     def _outgoing_file(self, position: int, size: int) -> _Mapping:
         """This side's file for the ``position``-th big array of a message, at least ``size``
@@ -122,8 +124,12 @@ class ArrayChannel:
             self._outgoing.append(mapping)
         return mapping
 
-    def _decode(self, value: Any, copy: bool) -> Any:
-        if isinstance(value, _SharedArray):
+    def _decode(self, message: Any, copy: bool) -> Any:
+        """``message`` with its big arrays read from the other side's files."""
+
+        def read(value: Any) -> Any:
+            if not isinstance(value, _SharedArray):
+                return value
             mapping = self._incoming.get(value.position)
             if mapping is None or mapping.path != value.path:  # (new, or replaced by a larger)
                 if mapping is not None:
@@ -132,13 +138,20 @@ class ArrayChannel:
                 os.unlink(value.path)  # (mapped on both sides: the name is no longer needed)
             view = mapping.view(value.shape, np.dtype(value.dtype))
             return view.copy() if copy else view
-        if isinstance(value, tuple):
-            return tuple(self._decode(v, copy) for v in value)
-        if isinstance(value, list):
-            return [self._decode(v, copy) for v in value]
-        if isinstance(value, dict):
-            return {k: self._decode(v, copy) for k, v in value.items()}
-        return value
+
+        return map_nested(message, read)
+
+
+def map_nested(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """``value`` with ``leaf`` applied to everything that is not a tuple, list or dict inside
+    it (the containers rebuilt, of the same kinds)."""
+    if isinstance(value, tuple):
+        return tuple(map_nested(v, leaf) for v in value)
+    if isinstance(value, list):
+        return [map_nested(v, leaf) for v in value]
+    if isinstance(value, dict):
+        return {k: map_nested(v, leaf) for k, v in value.items()}
+    return leaf(value)
 
 
 def _release(mapping: _Mapping) -> None:

@@ -98,12 +98,7 @@ class TorchVectorEnv(VectorEnv):
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[torch.Tensor, dict[str, Any]]:
         """Reset every instance; ``seed=s`` seeds instance ``i`` with ``s + i``."""
-        if seed is None:
-            super().reset(seed=None)
-            seeds = instance_seeds(None, self.num_envs, self.np_random)
-        else:
-            seeds = instance_seeds(seed, self.num_envs, self.np_random)  # validates first
-            super().reset(seed=seeds[0])
+        seeds = self._instance_seeds(seed)
         everything = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         self.rng.reseed(everything, torch.tensor(seeds, dtype=torch.int64, device=self.device))
         self._reset_instances(everything)
@@ -113,10 +108,7 @@ class TorchVectorEnv(VectorEnv):
     def step(
         self, actions: Any
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
-        if self._needs_reset:
-            raise RuntimeError("call reset() before step()")
-        action = as_action_tensor(actions, self.device)
-        validate_batched_action(action, self.single_action_space, self.num_envs)
+        action = self._checked_action(actions)
         out = self._step_instances(action)
         everyone = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         infos = self._with_masks(out.info, everyone)
@@ -131,6 +123,25 @@ class TorchVectorEnv(VectorEnv):
             infos["_final_info"] = done
             self._reset_instances(done)
         return self._observe(), out.reward, out.terminated, out.truncated, infos
+
+    def _instance_seeds(self, seed: int | list[int] | None) -> list[int]:
+        """One seed per instance for ``reset(seed=...)`` (validated first), with Gymnasium's
+        ``np_random`` seeded from the first (or from entropy when ``seed`` is None)."""
+        if seed is None:
+            VectorEnv.reset(self, seed=None)
+            return instance_seeds(None, self.num_envs, self.np_random)
+        seeds = instance_seeds(seed, self.num_envs, self.np_random)  # validates first
+        VectorEnv.reset(self, seed=seeds[0])
+        return seeds
+
+    def _checked_action(self, actions: Any) -> torch.Tensor:
+        """``actions`` as a tensor on the env's device, after checking that a step may be taken
+        and that it is a batch of valid actions (before any state changes)."""
+        if self._needs_reset:
+            raise RuntimeError("call reset() before step()")
+        action = as_action_tensor(actions, self.device)
+        validate_batched_action(action, self.single_action_space, self.num_envs)
+        return action
 
     @staticmethod
     def _with_masks(info: dict[str, torch.Tensor], mask: torch.Tensor) -> dict[str, Any]:

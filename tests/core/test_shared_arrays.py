@@ -24,7 +24,7 @@ def test_nested_messages_arrive_equal_and_only_big_arrays_are_shared():
     big, small = _big(0), np.arange(5)
     assert big.nbytes >= MIN_SHARED_BYTES > small.nbytes
     message = ("step", [big, small], {"x": big.astype(np.float64), "n": 3})
-    encoded = sender._encode(message, [0])
+    encoded = sender._encode(message)
     assert isinstance(encoded[1][0], _SharedArray) and encoded[1][1] is small
     assert isinstance(encoded[2]["x"], _SharedArray) and encoded[2]["n"] == 3
     sender.send(message)
