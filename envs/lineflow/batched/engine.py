@@ -12,9 +12,9 @@ carrier that can move on is left after any sweep: only an arrival makes a new on
 moves carriers first only after arrivals (``_slots``). A claim of a freed slot that is all an
 instance has left is made without a sweep (``_claim_only``), as is the end of a work that took
 no time (``_work_ends_only``: the WaitingTime sink and main source, the ComplexLine switch), so
-most instances settle in one sweep; rounds whose only events are workers arriving or failed switch polls need none
-(``_arrive_walkers_only``, ``_poll_again_only``), and workers arriving at the very start of
-``advance`` need no round (``_arrive_walkers_now``).
+most instances settle in one sweep; rounds whose only events are workers arriving or failed
+switch polls need none (``_arrive_walkers_only``, ``_poll_again_only``), and workers arriving at
+the very start of ``advance`` need no round (``_arrive_walkers_now``).
 
 Station programs follow the SimPy engine (``sim_stations.py``). Every row has a phase:
 
@@ -319,6 +319,12 @@ def _add_at(
     )
 
 
+def _or(mask: torch.Tensor | None, other: torch.Tensor) -> torch.Tensor:
+    """``mask | other``, or ``other`` when ``mask`` is None (nothing selected yet: the sweep
+    starts its masks as None instead of making all-False tensors to or into)."""
+    return other if mask is None else mask | other
+
+
 def _only(mask: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor:
     """``mask & rows``, or ``rows`` when ``mask`` is None (every instance active)."""
     return rows if mask is None else mask & rows
@@ -478,6 +484,22 @@ class _Wide:
         return found
 
 
+_SCALARS: dict[tuple[float, torch.dtype, torch.device], torch.Tensor] = {}
+
+
+def _scalar(value: float, like: torch.Tensor) -> torch.Tensor:
+    """``value`` as a 0-d tensor of ``like``'s dtype and device, made once: ``torch.where`` with
+    a Python number makes a tensor of it at every call (and converts it to the other operand's
+    dtype when they differ, as for the int8 phases), torch calls that cost more than the
+    ``where`` itself at the batch sizes of compacted sub-runs. (Not for -0.0, which would share
+    0.0's entry.)"""
+    key = (value, like.dtype, like.device)
+    found = _SCALARS.get(key)
+    if found is None:
+        found = _SCALARS[key] = torch.tensor(value, dtype=like.dtype, device=like.device)
+    return found
+
+
 def _choose(mask: torch.Tensor, value: torch.Tensor | int, phase: torch.Tensor) -> torch.Tensor:
     """``torch.where(mask, value, phase)`` for int8 phases (and an int8 or int ``value``).
 
@@ -485,7 +507,7 @@ def _choose(mask: torch.Tensor, value: torch.Tensor | int, phase: torch.Tensor) 
     cheaper on the CPU than one ``where``, which is not vectorized (below, ``where``'s one op is).
     """
     if phase.numel() < CHOOSE_ARITHMETIC:
-        return torch.where(mask, value, phase)
+        return torch.where(mask, _scalar(value, phase) if isinstance(value, int) else value, phase)
     return phase + mask.view(torch.int8) * (value - phase)
 
 
@@ -568,6 +590,7 @@ class Engine:
         self._passable = (owner[:-1] == owner[1:])[:, None]  # (NS - 1, 1)
         self._slot_time_next = line.slot_time[owner[1:]][:, None]  # (NS - 1, 1), into slot i + 1
         self._null_slot = int(line.slot_first[line.null_buffer])
+        self._cmax = line.cmax  # (a property that reads a tensor: kept as an int)
         self._skill_flat = line.worker_skill.flatten()  # (W * R,) skill of worker w at row r
         # the skill of every worker at every station of its pool, when it is one number
         # (a float64 0-d tensor, so that ``where`` keeps float64), else None
@@ -884,8 +907,10 @@ class Engine:
         finished = ending & w.sink
         state.n_parts = state.n_parts + finished.sum(dim=0)
         state.last_time = torch.where(ending, state.now[None, :] - state.started, state.last_time)
-        state.carrier_type = torch.where(finished, EMPTY_TYPE, state.carrier_type)
-        state.wake = torch.where(ending, INF, state.wake)
+        state.carrier_type = torch.where(
+            finished, _scalar(EMPTY_TYPE, state.carrier_type), state.carrier_type
+        )
+        state.wake = torch.where(ending, _scalar(INF, state.wake), state.wake)
         phase = _choose(ending, w.after_end, state.phase)
         if self._has_switch:  # OUT_CHECK, as in ``_sweep``
             phase = self._check_output(state, ending & w.switch, phase)
@@ -979,8 +1004,9 @@ class Engine:
             self._workers_arrive(state, None if everyone else active, arriving)
         due = _only(act, state.wake <= now if due is None else due.timers)
         phase = state.phase
-        start_work = torch.zeros_like(due)
-        failed = torch.zeros_like(due)
+        # rows that start working, and assemblies that fail a component (None: none so far)
+        start_work: torch.Tensor | None = None
+        failed: torch.Tensor | None = None
         handling = None
         unblocked = False  # whether a take or a put may have let carriers move on
         # how many due rows are in each phase: a due rule whose phase is absent is skipped (no
@@ -1020,19 +1046,23 @@ class Engine:
                 else:
                     done_other = done
                 state.last_time = torch.where(done_other, now - state.started, state.last_time)
-                state.carrier_type = torch.where(finished, EMPTY_TYPE, state.carrier_type)
+                state.carrier_type = torch.where(
+                    finished, _scalar(EMPTY_TYPE, state.carrier_type), state.carrier_type
+                )
                 phase = _choose(done, w.after_work, phase)
             if due_in[HANDLING] or due_in[SEQ_ERROR]:
                 # HANDLING ends: start with the first part; SEQ_ERROR ends: process the part.
                 handled = due & (phase == w.phase(HANDLING))
-                state.seq_part = torch.where(handled, 0, state.seq_part)
-                state.seq_total = torch.where(handled, 0.0, state.seq_total)
+                state.seq_part = torch.where(handled, _scalar(0, state.seq_part), state.seq_part)
+                state.seq_total = torch.where(
+                    handled, _scalar(0.0, state.seq_total), state.seq_total
+                )
                 phase = _choose(handled, SEQ_NEXT, phase)
                 recovered = due & (phase == w.phase(SEQ_ERROR))
                 state.seq_total = torch.where(
                     recovered, state.seq_total + (now - state.started), state.seq_total
                 )
-                start_work = start_work | recovered
+                start_work = _or(start_work, recovered)
             # FAILING ends: one more scrapped component; wait for the next one.
             if due_in[FAILING]:
                 done = due & (phase == w.phase(FAILING))
@@ -1048,7 +1078,7 @@ class Engine:
                 all_done = ok & (next_k >= col.n_components)
                 state.comp_k = torch.where(ok, next_k, state.comp_k)
                 phase = _choose(failed, FAILING, _choose(_and_not(ok, all_done), COMP_WAIT, phase))
-                start_work = start_work | all_done
+                start_work = _or(start_work, all_done)
             # GETTING ends: collectors store the carrier; assemblies turn to their components
             # (holding their workers from now on); everything else starts working.
             if due_in[GETTING]:
@@ -1062,13 +1092,15 @@ class Engine:
                     self._take_workers(state, done & w.takes_at_get)
                 to_components = done & w.assembly
                 if self._has_assembly:
-                    state.comp_k = torch.where(to_components, 0, state.comp_k)
+                    state.comp_k = torch.where(
+                        to_components, _scalar(0, state.comp_k), state.comp_k
+                    )
                 phase = _choose(to_components, COMP_WAIT, _choose(collected, START, phase))
                 if self._has_sequential:  # sequential processes first take the carrier in
                     handling = done & w.sequential
                     phase = _choose(handling, HANDLING, phase)
                     done = _and_not(done, handling)
-                start_work = start_work | (done & w.plain_get)
+                start_work = _or(start_work, done & w.plain_get)
             # Timers that only lead back to a check.
             if due_in[WAIT]:
                 phase = _choose(due & (phase == w.phase(WAIT)), GET_WAIT, phase)
@@ -1076,7 +1108,9 @@ class Engine:
                 phase = _choose(due & (phase == w.phase(IN_POLL)), START, phase)
             if due_in[OUT_POLL]:
                 phase = _choose(due & (phase == w.phase(OUT_POLL)), OUT_CHECK, phase)
-            state.wake = torch.where(due, torch.where(failed, now + col.nok_time, INF), state.wake)
+            inf = _scalar(INF, state.wake)
+            after = inf if failed is None else torch.where(failed, now + col.nok_time, inf)
+            state.wake = torch.where(due, after, state.wake)
             if handling is not None:
                 state.wake = torch.where(handling, now + col.handling_time, state.wake)
             # Magazines: after the getting time (or a poll) take a stored carrier, or poll again.
@@ -1094,7 +1128,7 @@ class Engine:
         # GET_WAIT: unlimited sources work at once; others take an arrived carrier.
         if now_in[GET_WAIT] or now_in[START]:
             waiting = _only(act, phase == w.phase(GET_WAIT))
-            start_work = start_work | (waiting & w.no_input)
+            start_work = _or(start_work, waiting & w.no_input)
             in_last = self._in_last_slot(state)
             ready = _and_not(waiting, w.no_input) & self._arrived_at(state, in_last)
         else:
@@ -1128,7 +1162,7 @@ class Engine:
             next_part = _only(act, phase == w.phase(SEQ_NEXT))
             start_work, phase = self._next_part(state, next_part, start_work, phase, rng)
         # Start processing.
-        if _any(start_work):
+        if start_work is not None and _any(start_work):
             self._start_work(state, start_work, rng)
             phase = _choose(start_work, WORKING, phase)
         # OUT_CHECK (switches): the selected output must not be full.
@@ -1167,7 +1201,7 @@ class Engine:
         self,
         state: LineState,
         mask: torch.Tensor,
-        start_work: torch.Tensor,
+        start_work: torch.Tensor | None,
         phase: torch.Tensor,
         rng: InstanceRNG,
     ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -1188,7 +1222,7 @@ class Engine:
         state.started = torch.where(error, now, state.started)
         state.wake = torch.where(error, now + duration, state.wake)
         phase = _choose(finished, PUT_WAIT, _choose(error, SEQ_ERROR, phase))
-        return start_work | _and_not(todo, error), phase
+        return _or(start_work, _and_not(todo, error)), phase
 
     def _start(self, state: LineState, starting: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
         """START: sources wait, switches check their input, magazines fetch, others get."""
@@ -1220,8 +1254,12 @@ class Engine:
         self._match_target(state, mask)
         take = mask & (unlimited | (state.stored > 0))
         state.stored = state.stored - _and_not(take, unlimited).long()
-        state.carrier_created = torch.where(take, 0.0, state.carrier_created)
-        state.carrier_type = torch.where(take, EMPTY_TYPE, state.carrier_type)
+        state.carrier_created = torch.where(
+            take, _scalar(0.0, state.carrier_created), state.carrier_created
+        )
+        state.carrier_type = torch.where(
+            take, _scalar(EMPTY_TYPE, state.carrier_type), state.carrier_type
+        )
         wait = _and_not(mask, take)
         state.wake = torch.where(wait, state.now[None, :] + 1.0, state.wake)
         return _choose(take, PUT_WAIT, _choose(wait, MAG_POLL, phase))
@@ -1285,7 +1323,7 @@ class Engine:
             # into a slot that is (in-place methods on the row-range views: ``x[:-1] &= y``
             # would also call __setitem__, a slice and a self-copy more per update)
             frees = free_now
-            for _ in range(self.line.cmax - 2):
+            for _ in range(self._cmax - 2):
                 chained = free_now.clone()
                 chained[:-1].bitwise_or_(passes[1:] & frees[1:])
                 frees = chained
@@ -1425,10 +1463,14 @@ class Engine:
         # never used, so only the first ones are computed (the same draw)
         drawn = _uniform_pairs if self._has_rework else _uniform_firsts
         u = drawn(rng, line.rows, _any_rows(mask))
-        factor = torch.where(w.pooled, state.factor, 1.0) if line.n_workers else 1.0
+        factor = (
+            torch.where(w.pooled, state.factor, _scalar(1.0, state.factor))
+            if line.n_workers
+            else 1.0
+        )
         if self._has_slowdown:
             jump = w.assembly & (state.jump_start <= now) & (now < state.jump_end)
-            factor = factor * torch.where(jump, state.jump_factor, 1.0)
+            factor = factor * torch.where(jump, state.jump_factor, _scalar(1.0, state.jump_factor))
         time = col.processing_time
         new_part = mask & w.source
         if self._has_runs and _any(new_part):
@@ -1439,7 +1481,7 @@ class Engine:
             carrier = _lookup(line.type_extra.flatten(), state.carrier_type * line.rows + self._row)
             part = _lookup(line.part_extra.flatten(), self._part_index(state))
             extra = torch.where(w.sequential, part, carrier)
-            time = time + torch.where(w.source, 0.0, extra)
+            time = time + torch.where(w.source, _scalar(0.0, extra), extra)
         if self._has_rework:
             duration = time * factor - torch.log1p(-u[:, 0]) * col.noise_scale
             duration = torch.where(u[:, 1] < col.rework_probability, 2 * duration, duration)
@@ -1478,7 +1520,7 @@ class Engine:
         # the skills of a row's workers are summed in worker order (as a scatter over (B, W)
         # rows did), so the float sums are the same bits
         total = torch.zeros_like(state.factor).scatter_add_(
-            0, state.w_station, torch.where(taken, skill, 0.0)
+            0, state.w_station, torch.where(taken, skill, _scalar(0.0, state.factor))
         )
         state.factor = torch.where(mask, torch.exp(-0.3 * total), state.factor)
         state.w_holder = torch.where(taken, state.w_station, state.w_holder)
@@ -1488,7 +1530,7 @@ class Engine:
         if not _any(mask & w.pooled):
             return
         released = mask.gather(0, state.w_holder.clamp(min=0)) & (state.w_holder >= 0)
-        state.w_holder = torch.where(released, -1, state.w_holder)
+        state.w_holder = torch.where(released, _scalar(-1, state.w_holder), state.w_holder)
         self._workers_leave(state, _any_rows(released))
 
     def _workers_leave(self, state: LineState, rows: torch.Tensor) -> None:
@@ -1516,5 +1558,5 @@ class Engine:
         if not _any(arriving):
             return
         state.w_station = torch.where(arriving, state.w_dest, state.w_station)
-        state.w_arrive = torch.where(arriving, INF, state.w_arrive)
+        state.w_arrive = torch.where(arriving, _scalar(INF, state.w_arrive), state.w_arrive)
         self._workers_leave(state, _any_rows(arriving))
