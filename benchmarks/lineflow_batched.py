@@ -1460,7 +1460,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         + "; lineflow-rl runs whole 4000-step episodes. A multi-thread measurement is skipped "
         f"when a thread canary (40 parallel adds) runs over {CONTENTION_RATIO:g}× slower with N "
         "threads than with 1 (other jobs on the cores: one engine step could then take "
-        "minutes). `sweeps / step` counts the engine's "
+        "minutes). `torch-workers` is the same env with `num_workers=K`: the batch split over "
+        "K worker processes of one torch thread each, one CPU core each (the same results bit "
+        "for bit; its engines run in the workers, so it has no sweep count or memory column). "
+        "`sweeps / step` counts the engine's "
         "settle sweeps per vector step. Figures come from a noisy 2-core machine shared with "
         "other jobs: read ratios and orders of magnitude.",
         "",

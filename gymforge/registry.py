@@ -8,7 +8,6 @@ hand-written list of ids.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import pkgutil
 from typing import Any
@@ -27,7 +26,6 @@ __all__ = [
     "get_spec",
     "load_entry_point",
     "make_parallel",
-    "make_vector_env",
     "register_all",
 ]
 
@@ -70,16 +68,6 @@ def load_entry_point(entry_point: str) -> Any:
     return getattr(importlib.import_module(module_name), attribute)
 
 
-def make_vector_env(entry_point: str, **kwargs: Any) -> Any:
-    """The vector entry point registered for every batched id: the ``TorchVectorEnv`` class
-    ``entry_point``, in this process or over ``num_workers`` worker processes (see
-    :func:`gymforge.core.sharded.make_vector_env`; imported here on first use, so that importing
-    gymforge does not import torch)."""
-    from gymforge.core.sharded import make_vector_env as make
-
-    return make(entry_point, **kwargs)
-
-
 def register_all() -> None:
     """Register every single-agent id with Gymnasium (idempotent)."""
     for spec in SPECS:
@@ -88,11 +76,7 @@ def register_all() -> None:
         gym.register(
             id=spec.id,
             entry_point=spec.entry_point,
-            vector_entry_point=(
-                None
-                if spec.vector_entry_point is None
-                else functools.partial(make_vector_env, spec.vector_entry_point)
-            ),
+            vector_entry_point=spec.vector_entry_point,
             kwargs=dict(spec.kwargs),
             disable_env_checker=False,
         )

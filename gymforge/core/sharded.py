@@ -18,7 +18,8 @@ each holding a ``TorchVectorEnv`` of about ``B / K`` instances (a *shard*, insta
     )
 
 Every id with a vector entry point takes ``num_workers`` (default 1: the plain ``TorchVectorEnv``
-in this process). The result is the same env, bit for bit: instance ``i`` reset with seed ``s``
+in this process), and so does every ``TorchVectorEnv`` class (``LineFlowVecEnv(num_envs=4096,
+num_workers=2)``; see the metaclass in ``gymforge.core.vector_env``). The result is the same env, bit for bit: instance ``i`` reset with seed ``s``
 follows the stream of seed ``s + i`` whatever batch it is in, so shard ``k`` is reset with the
 seeds of its own instances; observations, rewards, flags and infos (``final_obs`` and
 ``final_info`` of SAME_STEP autoreset included) are the shards' own, concatenated in instance
@@ -39,7 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
+import inspect
 import multiprocessing
 import subprocess
 import sys
@@ -57,17 +58,24 @@ _FINAL_KEYS = ("final_obs", "_final_obs", "final_info", "_final_info")
 _JOIN_TIMEOUT_S = 5.0
 
 
-def make_vector_env(
-    entry_point: str, num_envs: int = 1, num_workers: int = 1, **kwargs: Any
+def split_over_workers(
+    cls: type[TorchVectorEnv], args: tuple[Any, ...], kwargs: dict[str, Any], num_workers: object
 ) -> TorchVectorEnv:
-    """The vector entry point of every id: ``entry_point`` (``"module:Class"`` of a
-    ``TorchVectorEnv``) with ``num_envs`` instances, in this process (``num_workers=1``) or
-    split over ``num_workers`` worker processes (a :class:`ShardedVectorEnv`). ``kwargs`` go to
-    the class (``device``, the id's options)."""
+    """``cls(*args, **kwargs)`` over ``num_workers`` worker processes (a ``ShardedVectorEnv``;
+    the plain env when that is 1): what ``cls(..., num_workers=K)`` returns (see
+    ``TorchVectorEnv``'s metaclass). Checks ``num_workers``, the device and autoreset first."""
+    if args:
+        raise TypeError(
+            f"{cls.__name__}(..., num_workers=K) takes its other arguments by keyword, got "
+            f"{len(args)} positional"
+        )
+    kwargs = dict(kwargs)
+    num_envs = kwargs.pop(
+        "num_envs", inspect.signature(cls.__init__).parameters["num_envs"].default
+    )
     workers = check_num_workers(num_workers, num_envs)
-    make_shard = functools.partial(_make_entry_point_env, entry_point, kwargs)
     if workers == 1:
-        return make_shard(num_envs)
+        return cls(num_envs=num_envs, **kwargs)
     device = kwargs.get("device", "cpu")
     if torch.device(device).type != "cpu":
         raise ValueError(
@@ -77,7 +85,7 @@ def make_vector_env(
         raise ValueError(
             "num_workers > 1 needs autoreset=True (SAME_STEP autoreset in every shard)"
         )
-    return ShardedVectorEnv(make_shard, num_envs, workers)
+    return ShardedVectorEnv(functools.partial(_make_shard, cls, kwargs), num_envs, workers)
 
 
 def check_num_workers(num_workers: object, num_envs: int) -> int:
@@ -93,9 +101,8 @@ def check_num_workers(num_workers: object, num_envs: int) -> int:
     return int(num_workers)
 
 
-def _make_entry_point_env(entry_point: str, kwargs: dict[str, Any], num_envs: int) -> Any:
-    module_name, _, attribute = entry_point.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)(num_envs=num_envs, **kwargs)
+def _make_shard(cls: type[TorchVectorEnv], kwargs: dict[str, Any], num_envs: int) -> Any:
+    return cls(num_envs=num_envs, **kwargs)
 
 
 def shard_bounds(num_envs: int, num_workers: int) -> list[tuple[int, int]]:
@@ -121,6 +128,8 @@ class ShardedVectorEnv(TorchVectorEnv):
             ``shard_bounds(B, K)[k]``.
         threads_per_worker: ``torch.set_num_threads`` in each worker (1: one core each).
     """
+
+    _splits_itself = True  # (``num_workers`` is this class's own parameter)
 
     def __init__(
         self,

@@ -39,7 +39,29 @@ class StepOutput:
     info: dict[str, torch.Tensor] = field(default_factory=dict)  # each (B, ...)
 
 
-class TorchVectorEnv(VectorEnv):
+_NOT_GIVEN: Any = object()
+
+
+class _SplitsOverWorkers(type):
+    """The metaclass of ``TorchVectorEnv``: ``SomeVecEnv(num_envs=B, num_workers=K, ...)`` with
+    ``K > 1`` returns a :class:`~gymforge.core.sharded.ShardedVectorEnv` of ``K`` worker
+    processes, each holding a ``SomeVecEnv`` of its share of the ``B`` instances; without
+    ``num_workers`` (or with 1) the class itself. So every batched id takes ``num_workers``
+    through ``gym.make_vec``, whose vector entry points are the classes."""
+
+    def __call__(cls, *args: Any, num_workers: Any = _NOT_GIVEN, **kwargs: Any) -> Any:
+        if getattr(cls, "_splits_itself", False):  # (ShardedVectorEnv: its own parameter)
+            if num_workers is not _NOT_GIVEN:
+                kwargs["num_workers"] = num_workers
+            return super().__call__(*args, **kwargs)
+        if num_workers is _NOT_GIVEN or (type(num_workers) is int and num_workers == 1):
+            return super().__call__(*args, **kwargs)
+        from gymforge.core.sharded import split_over_workers  # (imports this module)
+
+        return split_over_workers(cls, args, kwargs, num_workers)
+
+
+class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
     """A ``gymnasium.vector.VectorEnv`` over batched torch state on one device.
 
     Args:

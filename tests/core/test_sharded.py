@@ -13,10 +13,10 @@ import torch
 
 import gymforge  # noqa: F401  (registers the ids)
 from gymforge.core.conformance import check_sharded_equivalence
-from gymforge.core.sharded import ShardedVectorEnv, make_vector_env, shard_bounds
+from gymforge.core.sharded import ShardedVectorEnv, shard_bounds
+from gymforge.envs.probe.gym_env import ProbeVecEnv
 
 PROBE = "Probe-Match-v0"
-PROBE_CLASS = "gymforge.envs.probe.gym_env:ProbeVecEnv"
 
 
 def _probe(num_envs: int, workers: int, **kwargs) -> gym.vector.VectorEnv:
@@ -75,15 +75,21 @@ def test_bad_num_workers_is_refused_before_any_process_starts(workers):
 
 def test_workers_run_on_the_cpu_with_autoreset_only():
     with pytest.raises(ValueError, match="device must be 'cpu', got 'cuda'"):
-        make_vector_env(PROBE_CLASS, num_envs=4, num_workers=2, device="cuda")
+        ProbeVecEnv(num_envs=4, num_workers=2, device="cuda")
     with pytest.raises(ValueError, match="needs autoreset=True"):
-        make_vector_env(PROBE_CLASS, num_envs=4, num_workers=2, autoreset=False)
+        ProbeVecEnv(num_envs=4, num_workers=2, autoreset=False)
+    with pytest.raises(TypeError, match="takes its other arguments by keyword"):
+        ProbeVecEnv(4, num_workers=2)
 
 
 def test_one_worker_is_the_plain_env_in_this_process():
-    env = _probe(4, 1)
-    assert not isinstance(env, ShardedVectorEnv)
-    assert type(env).__name__ == "ProbeVecEnv"
+    assert type(_probe(4, 1)) is ProbeVecEnv
+    assert type(ProbeVecEnv(num_envs=4, num_workers=np.int64(1))) is ProbeVecEnv
+    env = ProbeVecEnv(num_envs=4, num_workers=2)  # (the class itself takes num_workers too)
+    try:
+        assert isinstance(env, ShardedVectorEnv) and env.bounds == [(0, 2), (2, 4)]
+    finally:
+        env.close()
 
 
 def test_bad_action_is_refused_before_any_shard_steps():
