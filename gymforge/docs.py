@@ -120,7 +120,9 @@ def render_page(spec: EnvSpec) -> str:
             if entry is not None
         ),
         f"| default kwargs | `{dict(spec.kwargs)}` |",
-        f"| batched (torch) | {caps.batched} on {', '.join(caps.devices)} |",
+        f"| batched (torch) | {caps.batched} on {', '.join(caps.devices)}"
+        + (" (`num_workers=K`: a CPU batch over K processes)" if spec.vector_entry_point else "")
+        + " |",
         f"| render modes | {', '.join(caps.render_modes) or 'none'} |",
         f"| reference agents | {', '.join(f'`{a}`' for a in spec.agents) or 'none'} |",
         *space_rows,
