@@ -51,7 +51,10 @@ for the component buffers of assemblies with one each (``_comp_last_slot``).
 
 Carriers have a *type*: 0 for a carrier without parts, else one of a source's carrier types
 (``compiled._compile_types``); the parts' assembly conditions and extra processing times are
-looked up by (type, row).
+looked up by (type, row). On lines where no type decides anything (no extra time by type, no
+sequential process, the same assembly conditions for every type: WorkerAssignment,
+PartDistribution) carriers' types are not tracked at all (``Engine._typed``), which spares their
+copies in takes, puts, moves and compactions.
 """
 
 from __future__ import annotations
@@ -101,6 +104,11 @@ class LineState:
 
     The batch axis is last (see the module docstring). Slots are rows of the ``(NS, B)`` slot
     tensors, numbered as in ``compiled`` (each buffer's slots consecutive, upstream first).
+
+    On lines where no carrier type decides anything (``Engine._typed`` False: no extra times by
+    type, no sequential process, assembly conditions alike for every type) the carriers' types
+    ``carrier_type``, ``comp_type`` and ``slot_type`` are not tracked and keep their initial
+    zeros; the sources' ``run_type`` (observed) always is.
     """
 
     now: torch.Tensor  # (B,) float64 clock
@@ -380,13 +388,15 @@ def _write_back(
 # jump_*, w_target, scrap_seen -- only actions, resets and observations change; ``now`` does
 # not change while settling, and ``advance`` sets it to ``until`` after the write-back) ...
 _ALWAYS_WRITTEN = (
-    "phase", "wake", "started", "last_time", "carrier_created", "carrier_type", "n_parts",
-    "held", "arrived", "ready", "slot_created", "slot_type", "count",
+    "phase", "wake", "started", "last_time", "carrier_created", "n_parts", "held", "arrived",
+    "ready", "slot_created", "count",
 )  # fmt: skip
 _WRITTEN_BY = {
+    "types": ("carrier_type", "slot_type"),
     "switch": ("cur_in", "cur_out", "index_in", "index_out"),
     "storage": ("stored",),  # magazines and collectors
-    "assembly": ("comp_k", "comp_created", "comp_type", "n_scrap"),
+    "assembly": ("comp_k", "comp_created", "n_scrap"),
+    "typed assembly": ("comp_type",),
     "sequential": ("seq_part", "seq_total"),
     "runs": ("run_left", "run_type"),
     "workers": ("factor", "w_station", "w_dest", "w_arrive", "w_holder"),
@@ -511,6 +521,14 @@ def _choose(mask: torch.Tensor, value: torch.Tensor | int, phase: torch.Tensor) 
     return phase + mask.view(torch.int8) * (value - phase)
 
 
+def _types_decide(line: CompiledLine, has_extra: bool, assembly: torch.Tensor) -> bool:
+    """Whether a carrier's type ever decides anything on ``line``: processing times by type
+    (``has_extra``: extra times, sequential processes' parts) or assembly conditions that differ
+    by component type (``assembly``: (R,) the assembly rows)."""
+    conditions = line.condition[:, assembly]
+    return has_extra or bool((conditions != conditions[:1]).any())
+
+
 class Engine:
     """Advances a ``LineState`` of a compiled line."""
 
@@ -549,10 +567,15 @@ class Engine:
         self._fixed_get_time = line.get_time[line.buffer_in][:, None]
         self._fixed_put_time = line.put_time[line.buffer_out][:, None]
         self._fixed_put_scale = line.put_scale[line.buffer_out][:, None]
+        # else carriers' types are not tracked at all (see ``LineState``)
+        self._typed = _types_decide(line, self._has_extra, self._assembly[:, 0])
+        self._condition_of_any = line.condition[0][:, None]  # (R, 1), for untyped lines
         present = {
+            "types": self._typed,
             "switch": self._has_switch,
             "storage": self._has_magazine or bool(self._collector.any()),
             "assembly": self._has_assembly,
+            "typed assembly": self._has_assembly and self._typed,
             "sequential": self._has_sequential,
             "runs": self._has_runs,
             "workers": line.n_workers > 0,
@@ -907,9 +930,10 @@ class Engine:
         finished = ending & w.sink
         state.n_parts = state.n_parts + finished.sum(dim=0)
         state.last_time = torch.where(ending, state.now[None, :] - state.started, state.last_time)
-        state.carrier_type = torch.where(
-            finished, _scalar(EMPTY_TYPE, state.carrier_type), state.carrier_type
-        )
+        if self._typed:
+            state.carrier_type = torch.where(
+                finished, _scalar(EMPTY_TYPE, state.carrier_type), state.carrier_type
+            )
         state.wake = torch.where(ending, _scalar(INF, state.wake), state.wake)
         phase = _choose(ending, w.after_end, state.phase)
         if self._has_switch:  # OUT_CHECK, as in ``_sweep``
@@ -1046,9 +1070,10 @@ class Engine:
                 else:
                     done_other = done
                 state.last_time = torch.where(done_other, now - state.started, state.last_time)
-                state.carrier_type = torch.where(
-                    finished, _scalar(EMPTY_TYPE, state.carrier_type), state.carrier_type
-                )
+                if self._typed:
+                    state.carrier_type = torch.where(
+                        finished, _scalar(EMPTY_TYPE, state.carrier_type), state.carrier_type
+                    )
                 phase = _choose(done, w.after_work, phase)
             if due_in[HANDLING] or due_in[SEQ_ERROR]:
                 # HANDLING ends: start with the first part; SEQ_ERROR ends: process the part.
@@ -1071,7 +1096,10 @@ class Engine:
             # COMP_GETTING ends: check the component's assembly condition.
             if due_in[COMP_GETTING]:
                 done = due & (phase == w.phase(COMP_GETTING))
-                limit = _lookup(self._condition_flat, state.comp_type * line.rows + self._row)
+                if self._typed:
+                    limit = _lookup(self._condition_flat, state.comp_type * line.rows + self._row)
+                else:  # (the same for every type)
+                    limit = self._condition_of_any
                 valid = (now - state.comp_created) < limit
                 ok, failed = done & valid, _and_not(done, valid)
                 next_k = state.comp_k + ok.long()
@@ -1257,9 +1285,10 @@ class Engine:
         state.carrier_created = torch.where(
             take, _scalar(0.0, state.carrier_created), state.carrier_created
         )
-        state.carrier_type = torch.where(
-            take, _scalar(EMPTY_TYPE, state.carrier_type), state.carrier_type
-        )
+        if self._typed:
+            state.carrier_type = torch.where(
+                take, _scalar(EMPTY_TYPE, state.carrier_type), state.carrier_type
+            )
         wait = _and_not(mask, take)
         state.wake = torch.where(wait, state.now[None, :] + 1.0, state.wake)
         return _choose(take, PUT_WAIT, _choose(wait, MAG_POLL, phase))
@@ -1336,8 +1365,9 @@ class Engine:
         torch.where(move, now + self._slot_time_next, ready, out=ready)
         created = state.slot_created
         created[1:] = torch.where(move, created[:-1], created[1:])
-        kind = state.slot_type
-        kind[1:] = torch.where(move, kind[:-1], kind[1:])
+        if self._typed:
+            kind = state.slot_type
+            kind[1:] = torch.where(move, kind[:-1], kind[1:])
 
     def _comp_flat(self, state: LineState) -> torch.Tensor:
         """Flat (row, k) index (R, B) of each row's current component buffer, for the tables."""
@@ -1421,13 +1451,15 @@ class Engine:
     ) -> None:
         """Rows in ``mask`` (R, B) take the carrier in the last slot ``flat`` of ``buffer``."""
         created = _at(state.slot_created, flat)
-        origin = _at(state.slot_type, flat)
+        origin = _at(state.slot_type, flat) if self._typed else None
         if component:
             state.comp_created = torch.where(mask, created, state.comp_created)
-            state.comp_type = torch.where(mask, origin, state.comp_type)
+            if origin is not None:
+                state.comp_type = torch.where(mask, origin, state.comp_type)
         else:
             state.carrier_created = torch.where(mask, created, state.carrier_created)
-            state.carrier_type = torch.where(mask, origin, state.carrier_type)
+            if origin is not None:
+                state.carrier_type = torch.where(mask, origin, state.carrier_type)
         self._set_at(state.held, flat, mask, False)
         self._set_at(state.arrived, flat, mask, False)
         state.count = _add_at(state.count, buffer, mask, -1)
@@ -1447,7 +1479,8 @@ class Engine:
     def _finish_put(self, state: LineState, mask: torch.Tensor) -> None:
         first = self._out_first_slot(state)
         self._set_at(state.slot_created, first, mask, state.carrier_created)
-        self._set_at(state.slot_type, first, mask, state.carrier_type)
+        if self._typed:
+            self._set_at(state.slot_type, first, mask, state.carrier_type)
         self._set_at(state.arrived, first, mask, True)
         state.count = _add_at(state.count, self._cur_out(state), mask, 1)
         if self._puts_on_null:  # (else no row ever puts on it)
@@ -1490,8 +1523,9 @@ class Engine:
         state.started = torch.where(mask, now, state.started)
         state.wake = torch.where(mask, now + duration, state.wake)
         state.carrier_created = torch.where(new_part, now, state.carrier_created)
-        run_type = state.run_type if self._has_runs else self.col.type_base  # (fixed without runs)
-        state.carrier_type = torch.where(new_part, run_type, state.carrier_type)
+        if self._typed:
+            run_type = state.run_type if self._has_runs else self.col.type_base  # (fixed w/o runs)
+            state.carrier_type = torch.where(new_part, run_type, state.carrier_type)
 
     def _next_type(self, state: LineState, sources: torch.Tensor, rng: InstanceRNG) -> None:
         """Sources emit runs of ``run_min … run_min + run_span - 1`` carriers of one random type."""

@@ -234,6 +234,32 @@ def test_fixed_component_slots__equal_the_looked_up_ones(scenario):
     assert all(torch.equal(a, b) for a, b in zip(fixed, looked_up, strict=True))
 
 
+@pytest.mark.parametrize(
+    ("scenario", "typed"),
+    [
+        ("worker_assignment", False),
+        ("part_distribution", False),
+        ("waiting_time", True),
+        ("complex_line", True),
+        ("component_assembly", True),
+        ("part_dependent_process", True),
+    ],
+)
+def test_untyped_lines__equal_tracking_the_types(monkeypatch, scenario, typed):
+    """Lines where no carrier type decides anything do not track the types: the same
+    trajectories as with them tracked (and lines where types decide do track them)."""
+    assert LineFlowVecEnv(num_envs=1, scenario=scenario).engine._typed == typed
+
+    def rollout() -> list[torch.Tensor]:
+        env = LineFlowVecEnv(num_envs=48, scenario=scenario)
+        return _drive(env, 11, 150, ("wake", "phase", "count", "factor", "n_scrap"))
+
+    untracked = rollout()
+    monkeypatch.setattr(engine, "_types_decide", lambda *_: True)
+    tracked = rollout()
+    assert all(torch.equal(a, b) for a, b in zip(untracked, tracked, strict=True))
+
+
 def test_wide__of_a_smaller_batch_slices_the_widest_with_the_same_values():
     env = LineFlowVecEnv(num_envs=2, scenario="worker_assignment")
     eng = env.engine
@@ -286,7 +312,8 @@ def test_move__equals_the_full_chain_recurrence(scenario, density):
     _move_with_every_chain(eng, reference)
     eng._move(state, None)
     for name in expected:
-        assert torch.equal(getattr(state, name), getattr(reference, name)), name
+        if name != "slot_type" or eng._typed:  # (untyped lines do not move the types)
+            assert torch.equal(getattr(state, name), getattr(reference, name)), name
     assert not bool((state.arrived[:-1] & eng._passable & ~state.held[1:]).any())
 
 
