@@ -140,7 +140,7 @@ class LineState:
     jump_end: torch.Tensor  # (R, B) float64
     jump_factor: torch.Tensor  # (R, B) float64
     held: torch.Tensor  # (NS, B) bool, slot claimed by a carrier
-    arrived: torch.Tensor  # (NS, B) bool
+    arrived: torch.Tensor  # (NS, B) bool, its carrier has arrived (so only where held)
     ready: torch.Tensor  # (NS, B) float64, arrival time of a moving carrier (inf: none moving)
     slot_created: torch.Tensor  # (NS, B) float64
     slot_type: torch.Tensor  # (NS, B) long
@@ -858,9 +858,8 @@ class Engine:
 
         Exactly the preconditions of the sweep's rules: a due timer, slot arrival or worker
         arrival; a row in START or OUT_CHECK (they always move on); a row waiting for a carrier
-        that has arrived; and, returned apart (see
-        ``_claim_only``), a row waiting for a slot that is free (a claim), and (see
-        ``_work_ends_only``) a due WORKING timer of a row that is not a sequential process,
+        that has arrived; and, returned apart (see ``_claim_only``), a row waiting for a slot
+        that is free (a claim), and (see ``_work_ends_only``) a due WORKING timer of a row that is not a sequential process,
         unless it is a sink that would start again and take a carrier that has arrived. (No
         carrier can move on after a sweep, see ``_slots``.)
         """
@@ -1332,7 +1331,6 @@ class Engine:
         a carrier arrives, a row takes a carrier off or a put ends.
         """
         w = self._wide(state.now.shape[0])
-        now = state.now[None, :]
         # in the flat (NS, B) slot space, slot i + 1 is the next slot of slot i (``_passable`` is
         # False at every buffer's last slot, so no move crosses buffers); ``x[1:]`` and ``x[:-1]``
         # are contiguous row ranges, and the in-place updates below write the state itself
@@ -1357,6 +1355,7 @@ class Engine:
                 chained[:-1].bitwise_or_(passes[1:] & frees[1:])
                 frees = chained
             move = passes & frees
+        now = state.now[None, :]
         stay = ~move
         arrived[:-1].bitwise_and_(stay)
         held[:-1].bitwise_and_(stay)
@@ -1461,7 +1460,10 @@ class Engine:
             if origin is not None:
                 state.carrier_type = torch.where(mask, origin, state.carrier_type)
         self._set_at(state.held, flat, mask, False)
-        self._set_at(state.arrived, flat, mask, False)
+        # a slot's carrier has arrived only where the slot is held: so the taken carriers' slots,
+        # which are no longer held, are no longer arrived (one op over the slots instead of a
+        # ``_set_at``'s three)
+        state.arrived.logical_and_(state.held)
         state.count = _add_at(state.count, buffer, mask, -1)
 
     def _start_put(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:

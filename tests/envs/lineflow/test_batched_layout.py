@@ -158,10 +158,13 @@ def test_settle_shortcuts__equal_full_sweeps_with_fewer_sweeps(monkeypatch, scen
 @pytest.mark.parametrize(
     "scenario", ["waiting_time", "complex_line", "worker_assignment", "part_distribution"]
 )
-def test_sweeps__leave_no_carrier_that_can_move_on(monkeypatch, scenario):
+def test_sweeps__leave_no_carrier_that_can_move_on_and_arrived_only_in_held_slots(
+    monkeypatch, scenario
+):
     """``_slots`` moves carriers only after arrivals and ``_pending`` does not look for carriers
     that can move on: both rest on every sweep leaving none (``_move_on``), in every instance
-    (active or not, compacted or not)."""
+    (active or not, compacted or not). ``_take`` clears ``arrived`` with ``held``: it rests on
+    a carrier having arrived only in a held slot."""
     sweep, sweeps = engine.Engine._sweep, [0]
 
     def checked(self, state, *args, **kwargs):
@@ -169,6 +172,7 @@ def test_sweeps__leave_no_carrier_that_can_move_on(monkeypatch, scenario):
         sweeps[0] += 1
         movable = engine._and_not(state.arrived[:-1], state.held[1:]) & self._passable
         assert not bool(movable.any())
+        assert not bool(engine._and_not(state.arrived, state.held).any())
 
     monkeypatch.setattr(engine.Engine, "_sweep", checked)
     _drive(LineFlowVecEnv(num_envs=64, scenario=scenario), 5, 150, ())
