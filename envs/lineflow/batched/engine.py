@@ -54,7 +54,9 @@ Carriers have a *type*: 0 for a carrier without parts, else one of a source's ca
 looked up by (type, row). On lines where no type decides anything (no extra time by type, no
 sequential process, the same assembly conditions for every type: WorkerAssignment,
 PartDistribution) carriers' types are not tracked at all (``Engine._typed``), which spares their
-copies in takes, puts, moves and compactions.
+copies in takes, puts, moves and compactions; likewise, where every assembly condition is
+infinite (WorkerAssignment), no component can fail, and components' creation times and the
+scrap counts are not kept (``Engine._can_fail``).
 """
 
 from __future__ import annotations
@@ -395,7 +397,8 @@ _WRITTEN_BY = {
     "types": ("carrier_type", "slot_type"),
     "switch": ("cur_in", "cur_out", "index_in", "index_out"),
     "storage": ("stored",),  # magazines and collectors
-    "assembly": ("comp_k", "comp_created", "n_scrap"),
+    "assembly": ("comp_k",),
+    "failing assembly": ("comp_created", "n_scrap"),
     "typed assembly": ("comp_type",),
     "sequential": ("seq_part", "seq_total"),
     "runs": ("run_left", "run_type"),
@@ -529,6 +532,12 @@ def _types_decide(line: CompiledLine, has_extra: bool, assembly: torch.Tensor) -
     return has_extra or bool((conditions != conditions[:1]).any())
 
 
+def _assemblies_can_fail(line: CompiledLine, assembly: torch.Tensor) -> bool:
+    """Whether an assembly of ``line`` (``assembly``: (R,) the assembly rows) can ever find a
+    component invalid: some assembly condition (of some type) is finite."""
+    return bool(line.condition[:, assembly].isfinite().any())
+
+
 class Engine:
     """Advances a ``LineState`` of a compiled line."""
 
@@ -569,6 +578,8 @@ class Engine:
         self._fixed_put_scale = line.put_scale[line.buffer_out][:, None]
         # else carriers' types are not tracked at all (see ``LineState``)
         self._typed = _types_decide(line, self._has_extra, self._assembly[:, 0])
+        # whether an assembly can ever scrap a component (else components are not timed)
+        self._can_fail = _assemblies_can_fail(line, self._assembly[:, 0])
         self._condition_of_any = line.condition[0][:, None]  # (R, 1), for untyped lines
         present = {
             "types": self._typed,
@@ -576,6 +587,7 @@ class Engine:
             "storage": self._has_magazine or bool(self._collector.any()),
             "assembly": self._has_assembly,
             "typed assembly": self._has_assembly and self._typed,
+            "failing assembly": self._can_fail,
             "sequential": self._has_sequential,
             "runs": self._has_runs,
             "workers": line.n_workers > 0,
@@ -1095,16 +1107,22 @@ class Engine:
             # COMP_GETTING ends: check the component's assembly condition.
             if due_in[COMP_GETTING]:
                 done = due & (phase == w.phase(COMP_GETTING))
-                if self._typed:
-                    limit = _lookup(self._condition_flat, state.comp_type * line.rows + self._row)
-                else:  # (the same for every type)
-                    limit = self._condition_of_any
-                valid = (now - state.comp_created) < limit
-                ok, failed = done & valid, _and_not(done, valid)
+                if self._can_fail:
+                    if self._typed:
+                        flat = state.comp_type * line.rows + self._row
+                        limit = _lookup(self._condition_flat, flat)
+                    else:  # (the same for every type)
+                        limit = self._condition_of_any
+                    valid = (now - state.comp_created) < limit
+                    ok, failed = done & valid, _and_not(done, valid)
+                else:  # (every condition is infinite: every component is valid)
+                    ok = done
                 next_k = state.comp_k + ok.long()
                 all_done = ok & (next_k >= col.n_components)
                 state.comp_k = torch.where(ok, next_k, state.comp_k)
-                phase = _choose(failed, FAILING, _choose(_and_not(ok, all_done), COMP_WAIT, phase))
+                phase = _choose(_and_not(ok, all_done), COMP_WAIT, phase)
+                if failed is not None:
+                    phase = _choose(failed, FAILING, phase)
                 start_work = _or(start_work, all_done)
             # GETTING ends: collectors store the carrier; assemblies turn to their components
             # (holding their workers from now on); everything else starts working.
@@ -1452,7 +1470,8 @@ class Engine:
         created = _at(state.slot_created, flat)
         origin = _at(state.slot_type, flat) if self._typed else None
         if component:
-            state.comp_created = torch.where(mask, created, state.comp_created)
+            if self._can_fail:  # (else only the condition check would read it)
+                state.comp_created = torch.where(mask, created, state.comp_created)
             if origin is not None:
                 state.comp_type = torch.where(mask, origin, state.comp_type)
         else:

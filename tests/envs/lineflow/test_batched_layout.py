@@ -264,6 +264,30 @@ def test_untyped_lines__equal_tracking_the_types(monkeypatch, scenario, typed):
     assert all(torch.equal(a, b) for a, b in zip(untracked, tracked, strict=True))
 
 
+@pytest.mark.parametrize(
+    ("scenario", "can_fail"),
+    [
+        ("worker_assignment", False),
+        ("waiting_time", True),
+        ("complex_line", True),
+        ("component_assembly", True),
+    ],
+)
+def test_assemblies_that_never_fail__equal_checking_the_components(monkeypatch, scenario, can_fail):
+    """Lines whose assembly conditions are all infinite do not time the components: the same
+    trajectories as with every component checked (and lines with a finite one do check)."""
+    assert LineFlowVecEnv(num_envs=1, scenario=scenario).engine._can_fail == can_fail
+
+    def rollout() -> list[torch.Tensor]:
+        env = LineFlowVecEnv(num_envs=48, scenario=scenario)
+        return _drive(env, 12, 150, ("wake", "phase", "comp_k", "n_scrap"))
+
+    unchecked = rollout()
+    monkeypatch.setattr(engine, "_assemblies_can_fail", lambda *_: True)
+    checked = rollout()
+    assert all(torch.equal(a, b) for a, b in zip(unchecked, checked, strict=True))
+
+
 def test_wide__of_a_smaller_batch_slices_the_widest_with_the_same_values():
     env = LineFlowVecEnv(num_envs=2, scenario="worker_assignment")
     eng = env.engine
