@@ -317,16 +317,14 @@ def _at(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return values.index_select(0, index) if index.dim() == 1 else values.gather(0, index)
 
 
-def _add_at(
-    values: torch.Tensor, index: torch.Tensor, mask: torch.Tensor, sign: int
-) -> torch.Tensor:
-    """``values`` (N, B) integers plus ``sign`` (1 or -1) at rows ``index`` (as ``_at``) of the
-    rows in ``mask`` (R, B)."""
+def _add_at(values: torch.Tensor, index: torch.Tensor, mask: torch.Tensor, sign: int) -> None:
+    """Add ``sign`` (1 or -1) to ``values`` (N, B) integers at rows ``index`` (as ``_at``) of the
+    rows in ``mask`` (R, B), in place (no copy of ``values``: nothing else holds the state's
+    tensors, which compactions write back in place too)."""
     if index.dim() == 1:
-        return values.index_add(0, index, mask.to(values.dtype), alpha=sign)
-    return values.scatter_add(
-        0, index, mask.to(values.dtype) if sign > 0 else -mask.to(values.dtype)
-    )
+        values.index_add_(0, index, mask.to(values.dtype), alpha=sign)
+    else:
+        values.scatter_add_(0, index, mask.to(values.dtype) if sign > 0 else -mask.to(values.dtype))
 
 
 def _or(mask: torch.Tensor | None, other: torch.Tensor) -> torch.Tensor:
@@ -1010,7 +1008,9 @@ class Engine:
             elif kind == "magazine":
                 state.target[row] = value
             else:
-                state.w_target[worker] = line.worker_station[worker][value]
+                # (an index_select, faster than indexing; it takes int32 and int64 indices)
+                index = value if value.dtype in (torch.int32, torch.int64) else value.long()
+                state.w_target[worker] = line.worker_station[worker].index_select(0, index)
         if line.n_workers:
             self._workers_leave(state, torch.ones_like(state.now, dtype=torch.bool))
 
@@ -1337,7 +1337,8 @@ class Engine:
         arriving = _only(act, state.ready <= now if arrivals is None else arrivals)
         if _any(arriving):
             state.arrived.logical_or_(arriving)
-            state.ready.masked_fill_(arriving, INF)
+            ready = state.ready  # (a where in place: faster than masked_fill_)
+            torch.where(arriving, _scalar(INF, ready), ready, out=ready)
             self._move(state, act)
 
     def _move(self, state: LineState, act: torch.Tensor | None) -> None:
@@ -1483,7 +1484,7 @@ class Engine:
         # which are no longer held, are no longer arrived (one op over the slots instead of a
         # ``_set_at``'s three)
         state.arrived.logical_and_(state.held)
-        state.count = _add_at(state.count, buffer, mask, -1)
+        _add_at(state.count, buffer, mask, -1)
 
     def _start_put(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
         line = self.line
@@ -1503,7 +1504,7 @@ class Engine:
         if self._typed:
             self._set_at(state.slot_type, first, mask, state.carrier_type)
         self._set_at(state.arrived, first, mask, True)
-        state.count = _add_at(state.count, self._cur_out(state), mask, 1)
+        _add_at(state.count, self._cur_out(state), mask, 1)
         if self._puts_on_null:  # (else no row ever puts on it)
             state.arrived[self._null_slot] = False
 
