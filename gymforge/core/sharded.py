@@ -1,11 +1,12 @@
-"""``ShardedVectorEnv``: one batch of instances split over worker processes, one CPU core each.
+"""``ShardedVectorEnv``: one batch of instances split over processes, one CPU core each.
 
 A ``TorchVectorEnv`` runs its whole batch in one process, and on the CPU one process uses one
 core well: torch's own threads help little at these sizes (each engine op is short), and Python
 threads share one interpreter lock, so two threads stepping two halves of a batch run slower than
-one. A ``ShardedVectorEnv`` of ``B`` instances and ``K`` workers instead starts ``K`` processes,
-each holding a ``TorchVectorEnv`` of about ``B / K`` instances (a *shard*, instances
-``start:stop`` of the batch), and steps them at the same time::
+one. A ``ShardedVectorEnv`` of ``B`` instances over ``K`` processes instead holds ``K``
+``TorchVectorEnv`` of about ``B / K`` instances each (*shards*, instances ``start:stop`` of the
+batch): the first in this process, the others in ``K - 1`` worker processes, all stepped at the
+same time::
 
     import gymnasium as gym
     import gymforge
@@ -14,26 +15,30 @@ each holding a ``TorchVectorEnv`` of about ``B / K`` instances (a *shard*, insta
         "LineFlow-WorkerAssignment-v0",
         num_envs=4096,
         vectorization_mode="vector_entry_point",
-        num_workers=2,  # two processes of 2048 instances, one torch thread each
+        num_workers=2,  # 2048 instances here, 2048 in one worker (one torch thread)
     )
 
 Every id with a vector entry point takes ``num_workers`` (default 1: the plain ``TorchVectorEnv``
 in this process), and so does every ``TorchVectorEnv`` class (``LineFlowVecEnv(num_envs=4096,
-num_workers=2)``; see the metaclass in ``gymforge.core.vector_env``). The result is the same env, bit for bit: instance ``i`` reset with seed ``s``
-follows the stream of seed ``s + i`` whatever batch it is in, so shard ``k`` is reset with the
-seeds of its own instances; observations, rewards, flags and infos (``final_obs`` and
-``final_info`` of SAME_STEP autoreset included) are the shards' own, concatenated in instance
-order. Actions are checked here, before any worker sees them.
+num_workers=2)``; see the metaclass in ``gymforge.core.vector_env``). The result is the same env,
+bit for bit: instance ``i`` reset with seed ``s`` follows the stream of seed ``s + i`` whatever
+batch it is in, so shard ``k`` is reset with the seeds of its own instances; observations,
+rewards, flags and infos (``final_obs`` and ``final_info`` of SAME_STEP autoreset included) are
+the shards' own, concatenated in instance order. Actions are checked here, before any shard sees
+them.
 
-Costs and limits: starting a worker imports torch and gymforge (about 1.5 s, in parallel);
-each step sends the action slices to the workers and the results back through pipes, the big
-arrays through shared memory (``gymforge.core.shared_arrays``); the state lives in the workers, so attributes of
-the engine (``env.state``, ``env.engine``) are reached through
-:meth:`ShardedVectorEnv.apply_to_shards`, while the attributes that describe the env and never
-change (the class's ``shared_attributes``, e.g. a LineFlow env's ``line`` and ``features``, which
-its agents read) are copied from the first shard. CPU only, and with ``autoreset=True`` only (a shard
-whose instances are all done would need a reset that the batch as a whole does not). POSIX only
-(the worker's pipe is passed as a file descriptor).
+It pays when a step's element work outweighs what splitting costs: two process wake-ups and the
+results' copies per step (a few hundred microseconds on the 2-core development machine), and a
+smaller batch per shard, whose fixed per-op costs do not shrink (``benchmarks/lineflow_batched.py``
+measures it as ``torch-workers``). Starting a worker imports torch and gymforge (about 1.5 s, in
+parallel). The workers' results come through pipes, their big arrays through shared memory
+(``gymforge.core.shared_arrays``). The state lives in the shards, so attributes of the engine
+(``env.state``, ``env.engine``) are reached through :meth:`ShardedVectorEnv.apply_to_shards`,
+while the attributes that describe the env and never change (the class's ``shared_attributes``,
+e.g. a LineFlow env's ``line`` and ``features``, which its agents read) are copied from the first
+shard. CPU only, and with ``autoreset=True`` only (a shard whose instances are all done would
+need a reset that the batch as a whole does not). POSIX only (a worker's pipe is passed as a file
+descriptor).
 """
 
 from __future__ import annotations
@@ -117,16 +122,22 @@ def shard_bounds(num_envs: int, num_workers: int) -> list[tuple[int, int]]:
 
 
 class ShardedVectorEnv(TorchVectorEnv):
-    """``num_envs`` instances of the env ``make_shard`` builds, over ``num_workers`` processes.
+    """``num_envs`` instances of the env ``make_shard`` builds, over ``num_workers`` processes:
+    this one, which runs the first shard itself, and ``num_workers - 1`` workers.
+
+    Running a shard here instead of waiting for a worker saves a process wake-up on each side of
+    every step (on a 2-core virtual machine a few hundred microseconds each), and the worker's
+    wake-up overlaps with this process's own shard.
 
     Args:
         make_shard: a picklable callable (a module-level function, or a ``functools.partial``
             of one) that returns a CPU ``TorchVectorEnv`` of the given number of instances, with
-            SAME_STEP autoreset; it runs in each worker.
+            SAME_STEP autoreset; it runs here (shard 0) and in each worker.
         num_envs: instances in all (``B``).
-        num_workers: processes (``K``, 1 to ``B``); shard ``k`` holds instances
-            ``shard_bounds(B, K)[k]``.
-        threads_per_worker: ``torch.set_num_threads`` in each worker (1: one core each).
+        num_workers: processes in all (``K``, 1 to ``B``), this one included; shard ``k`` holds
+            instances ``shard_bounds(B, K)[k]``.
+        threads_per_worker: ``torch.set_num_threads`` in each worker (1: one core each); shard
+            0 uses this process's setting.
     """
 
     _splits_itself = True  # (``num_workers`` is this class's own parameter)
@@ -140,26 +151,28 @@ class ShardedVectorEnv(TorchVectorEnv):
     ) -> None:
         workers = check_num_workers(num_workers, num_envs)
         self.bounds = shard_bounds(num_envs, workers)
-        self._channels: list[ArrayChannel] = []
+        self._local: TorchVectorEnv | None = None
+        self._channels: list[ArrayChannel] = []  # the workers', for shards 1, 2, ...
         self._processes: list[subprocess.Popen] = []
         try:
-            for start, stop in self.bounds:
+            for start, stop in self.bounds[1:]:
                 self._start_worker(make_shard, stop - start, threads_per_worker)
-            described = self._gather()
+            local = self._local = make_shard(self.bounds[0][1])  # (while the workers start)
+            described = self._gather(copy=True)
         except Exception:
             self._shut_down()
             raise
-        observation_space, action_space, autoreset, shared = described[0]
-        for k, other in enumerate(described[1:], start=1):
-            if other[:2] != described[0][:2]:
+        spaces = (local.single_observation_space, local.single_action_space)
+        for k, other in enumerate(described, start=1):
+            if other[:2] != spaces:
                 self._shut_down()
                 raise RuntimeError(f"shard {k} has other spaces than shard 0: {other[:2]}")
-        if not autoreset:
+        if not local.autoreset:
             self._shut_down()
             raise ValueError("the shards must use SAME_STEP autoreset (autoreset=True)")
-        super().__init__(num_envs, observation_space, action_space, "cpu", autoreset=True)
-        for name, value in shared.items():  # (the shard class's ``shared_attributes``)
-            setattr(self, name, value)
+        super().__init__(num_envs, *spaces, "cpu", autoreset=True)
+        for name in local.shared_attributes:  # (attributes that describe the env)
+            setattr(self, name, getattr(local, name))
 
     @property
     def num_workers(self) -> int:
@@ -172,22 +185,22 @@ class ShardedVectorEnv(TorchVectorEnv):
         """Reset every instance; ``seed=s`` seeds instance ``i`` with ``s + i`` (in its shard)."""
         seeds = self._instance_seeds(seed)
         self._needs_reset = True  # (until every shard has reset)
-        for channel, (start, stop) in zip(self._channels, self.bounds, strict=True):
-            channel.send(("reset", seeds[start:stop]))
-        parts = [_to_torch(part) for part in self._gather(copy=False)]
-        observation = torch.cat([obs for obs, _ in parts])
-        infos = _merge_infos([info for _, info in parts], [obs for obs, _ in parts])
+        parts = self._run_everywhere(
+            "reset", [seeds[start:stop] for start, stop in self.bounds], self._reset_local, True
+        )
+        observations = [obs for obs, _ in parts]
+        infos = _merge_infos([info for _, info in parts], observations)
         self._needs_reset = False
-        return observation, infos
+        return torch.cat(observations), infos
 
     def step(
         self, actions: Any
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
-        batch = self._checked_action(actions).numpy()
-        for channel, (start, stop) in zip(self._channels, self.bounds, strict=True):
-            channel.send(("step", batch[start:stop]))
+        action = self._checked_action(actions)
+        batch = action.numpy()
+        slices = [batch[start:stop] for start, stop in self.bounds]
         try:
-            parts = [_to_torch(part) for part in self._gather(copy=False)]
+            parts = self._run_everywhere("step", slices, self._step_local, tensors=True)
         except Exception:
             self._needs_reset = True  # (some shards may have stepped, others not)
             raise
@@ -201,18 +214,45 @@ class ShardedVectorEnv(TorchVectorEnv):
         )
 
     def apply_to_shards(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> list[Any]:
-        """``function(shard_env, start, *args, **kwargs)`` in every worker, in parallel, where
+        """``function(shard_env, start, *args, **kwargs)`` for every shard, in parallel, where
         ``start`` is the shard's first instance in the batch (see ``bounds``); the results in
         shard order. ``function`` and its arguments must be picklable (a module-level
         function: the workers import its module)."""
-        for channel, (start, _) in zip(self._channels, self.bounds, strict=True):
-            channel.send(("apply", (function, (start, *args), kwargs)))
-        return self._gather()
+        calls = [(function, (start, *args), kwargs) for start, _ in self.bounds]
+        return self._run_everywhere("apply", calls, self._apply_local, tensors=False)
 
     def close_extras(self, **kwargs: Any) -> None:
         self._shut_down()
 
-    # --- workers ----------------------------------------------------------------------------
+    # --- shards -----------------------------------------------------------------------------
+    def _reset_local(self, seeds: list[int]) -> Any:
+        return self._local.reset(seed=seeds)
+
+    def _step_local(self, actions: np.ndarray) -> Any:
+        return self._local.step(torch.from_numpy(actions))
+
+    def _apply_local(self, call: tuple[Callable[..., Any], tuple, dict]) -> Any:
+        function, args, kwargs = call
+        return function(self._local, *args, **kwargs)
+
+    def _run_everywhere(
+        self, command: str, payloads: list[Any], run_local: Callable[[Any], Any], tensors: bool
+    ) -> list[Any]:
+        """Send ``command`` with ``payloads[k]`` to the worker of each shard ``k >= 1``, run
+        shard 0 here (``run_local(payloads[0])``) meanwhile, and return every shard's result in
+        shard order. ``tensors``: the workers' arrays as tensors on views of the shared memory,
+        valid until the next command (``reset`` and ``step`` concatenate them at once, which
+        copies); else as sent (copied out)."""
+        for channel, payload in zip(self._channels, payloads[1:], strict=True):
+            channel.send((command, payload))
+        try:
+            local = run_local(payloads[0])
+        except Exception as error:
+            self._gather(copy=True, errors=False)  # (read, so that the pipes stay in step)
+            raise RuntimeError(f"shard 0 (instances {self.bounds[0]}) failed: {error!r}") from error
+        remote = self._gather(copy=not tensors)
+        return [local, *(map(_to_torch, remote) if tensors else remote)]
+
     def _start_worker(
         self, make_shard: Callable[[int], TorchVectorEnv], num_envs: int, threads: int
     ) -> None:
@@ -221,7 +261,7 @@ class ShardedVectorEnv(TorchVectorEnv):
         process = subprocess.Popen(
             [sys.executable, "-m", "gymforge.core.shard_worker", str(child.fileno())],
             pass_fds=(child.fileno(),),
-            start_new_session=True,  # (Ctrl-C reaches the parent, which closes the workers)
+            start_new_session=True,  # (Ctrl-C reaches this process, which closes the workers)
         )
         child.close()
         self._channels.append(ArrayChannel(parent))
@@ -229,19 +269,17 @@ class ShardedVectorEnv(TorchVectorEnv):
         parent.send(list(sys.path))
         parent.send((make_shard, num_envs, threads))  # (the worker answers through the channel)
 
-    def _gather(self, copy: bool = True) -> list[Any]:
+    def _gather(self, copy: bool, errors: bool = True) -> list[Any]:
         """One reply from every worker, in shard order; a worker's error raises here (after all
-        replies are in, so the pipes stay in step). ``copy=False``: big arrays are views of the
-        shared memory, valid until the next command (``reset`` and ``step`` concatenate them
-        at once, which copies)."""
+        replies are in, so the pipes stay in step) unless ``errors`` is False."""
         replies = []
         for channel in self._channels:
             try:
                 replies.append(channel.recv(copy))
             except EOFError:
                 replies.append(("error", "the worker process died"))
-        for k, (status, value) in enumerate(replies):
-            if status == "error":
+        for k, (status, value) in enumerate(replies, start=1):
+            if status == "error" and errors:
                 raise RuntimeError(f"shard {k} (instances {self.bounds[k]}) failed:\n{value}")
         return [value for _, value in replies]
 
@@ -249,6 +287,9 @@ class ShardedVectorEnv(TorchVectorEnv):
         for channel in self._channels:
             with contextlib.suppress(BrokenPipeError, OSError):  # (a worker that died)
                 channel.send(("close", None))
+        if self._local is not None:
+            self._local.close()
+            self._local = None
         for process in self._processes:
             try:
                 process.wait(_JOIN_TIMEOUT_S)

@@ -33,8 +33,10 @@ def _first_and_size(env, start: int) -> tuple[int, int]:
     return start, env.num_envs
 
 
-def _fail(env, start: int, message: str) -> None:
-    raise KeyError(message)
+def _fail_in_shard(env, start: int, failing: int) -> int:
+    if start == failing:
+        raise KeyError(f"shard starting at {start}")
+    return start
 
 
 def test_shard_bounds_split_evenly_larger_shards_first():
@@ -106,15 +108,18 @@ def test_bad_action_is_refused_before_any_shard_steps():
         sharded.close()
 
 
-def test_apply_to_shards_and_worker_errors():
-    env = _probe(5, 2)
+def test_apply_to_shards_and_errors_in_this_process_or_a_worker():
+    env = _probe(5, 2)  # (shard 0 runs in this process, shard 1 in a worker)
     try:
         assert env.apply_to_shards(_first_and_size) == [(0, 3), (3, 2)]
+        with pytest.raises(RuntimeError, match=r"shard 0 \(instances \(0, 3\)\) failed.*KeyError"):
+            env.apply_to_shards(_fail_in_shard, 0)
         with pytest.raises(
-            RuntimeError, match=r"shard 0 \(instances \(0, 3\)\) failed(.|\n)*KeyError"
+            RuntimeError, match=r"shard 1 \(instances \(3, 5\)\) failed(.|\n)*KeyError"
         ):
-            env.apply_to_shards(_fail, "no such thing")
-        env.reset(seed=1)  # the workers still answer
+            env.apply_to_shards(_fail_in_shard, 3)
+        assert env.apply_to_shards(_fail_in_shard, -1) == [0, 3]  # the pipes are still in step
+        env.reset(seed=1)
         obs, *_ = env.step(torch.zeros(5, dtype=torch.long))
         assert obs.shape == (5, *env.single_observation_space.shape)
     finally:
