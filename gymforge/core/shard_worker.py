@@ -38,8 +38,7 @@ def main(descriptor: int) -> None:
         make_shard, num_envs, threads = connection.recv()
         torch.set_num_threads(threads)
         env = make_shard(num_envs)
-        shared = {name: getattr(env, name) for name in env.shared_attributes}
-        description = (env.single_observation_space, env.single_action_space, env.autoreset, shared)
+        description = (env.single_observation_space, env.single_action_space)
     except (EOFError, KeyboardInterrupt):
         return
     except Exception:

@@ -164,9 +164,9 @@ class ShardedVectorEnv(TorchVectorEnv):
             raise
         spaces = (local.single_observation_space, local.single_action_space)
         for k, other in enumerate(described, start=1):
-            if other[:2] != spaces:
+            if tuple(other) != spaces:
                 self._shut_down()
-                raise RuntimeError(f"shard {k} has other spaces than shard 0: {other[:2]}")
+                raise RuntimeError(f"shard {k} has other spaces than shard 0: {other}")
         if not local.autoreset:
             self._shut_down()
             raise ValueError("the shards must use SAME_STEP autoreset (autoreset=True)")
