@@ -14,7 +14,11 @@ instance has left is made without a sweep (``_claim_only``), as is the end of a 
 no time (``_work_ends_only``: the WaitingTime sink and main source, the ComplexLine switch), so
 most instances settle in one sweep; rounds whose only events are workers arriving or failed
 switch polls need none (``_arrive_walkers_only``, ``_poll_again_only``), and workers arriving at
-the very start of ``advance`` need no round (``_arrive_walkers_now``).
+the very start of ``advance`` need no round (``_arrive_walkers_now``). A sweep's claims draw
+their put times only in the ``_claim_only`` that follows it, in one draw with that one's claims
+(``_time_puts``: a draw costs the same torch calls for any number of instances), on lines where
+no put can end at the instant it starts (``_puts_take_time``), so that nothing in between sees
+the difference.
 
 Station programs follow the SimPy engine (``sim_stations.py``). Every row has a phase:
 
@@ -536,6 +540,35 @@ def _assemblies_can_fail(line: CompiledLine, assembly: torch.Tensor) -> bool:
     return bool(line.condition[:, assembly].isfinite().any())
 
 
+MIN_PUT_TIME = 2.0**-20  # below 2**32, a clock plus at least this is a later time
+
+
+def _puts_take_time(line: CompiledLine, never_puts: torch.Tensor, switch: torch.Tensor) -> bool:
+    """Whether every put on ``line`` takes at least ``MIN_PUT_TIME``: the put time of every
+    buffer a row can put on (a switch's outputs, every other row's output; ``never_puts``:
+    (R,) the sinks without output and the collectors, which store what they take) is at least
+    that (a put lasts its put time plus an exponential draw).
+
+    Then a put that starts at ``now`` never ends at ``now``, so drawing its put time later in
+    the settle changes nothing that ``_pending`` sees in between, nor the next sweep that
+    reuses its comparisons (``_Due``): no due timer either way, and no slot (the claim holds
+    the slot at once). So ``_claim_only`` can draw the put times of the sweep's claims and its
+    own in one draw (``Engine._time_puts``).
+    """
+    targets: list[int] = []
+    for r in range(line.rows):
+        if bool(never_puts[r]):
+            continue
+        if bool(switch[r]):
+            targets += line.outputs[r, : int(line.n_outputs[r])].tolist()
+        else:
+            targets.append(int(line.buffer_out[r]))
+    if not targets:
+        return False
+    put_time = line.put_time[torch.tensor(targets, device=line.put_time.device)]
+    return bool((put_time >= MIN_PUT_TIME).all())
+
+
 class Engine:
     """Advances a ``LineState`` of a compiled line."""
 
@@ -655,6 +688,10 @@ class Engine:
         self._zero_work = bool((self._ends_simply & works & zero).any())
         # whether a row ever puts a carrier on the null buffer (see ``_finish_put``)
         self._puts_on_null = self._has_switch or bool((no_out & ~self._sink).any())
+        # whether the sweeps leave their claims' put times to ``_claim_only`` (see
+        # ``_puts_take_time``)
+        never_puts = ((self._after_work == START) | self._collector)[:, 0]
+        self._defer_puts = _puts_take_time(line, never_puts, self._switch[:, 0])
         # bool columns used as masks (and ``after_work``, int8), expanded per batch size (see
         # ``_Wide``)
         self._bool_columns = {
@@ -848,11 +885,11 @@ class Engine:
                 _write_back(state, sub_state, index, self._written)
                 rng.counter.index_copy_(0, index, sub_rng.counter)
                 return
-            self._sweep(state, active, rng, everyone=n_active == batch, due=due)
+            claimed = self._sweep(state, active, rng, everyone=n_active == batch, due=due)
             pending, claims, due, ends = self._pending(state)
             if ends is not None:
                 pending, claims = self._work_ends_only(state, active, pending, ends, claims)
-            active = self._claim_only(state, active, pending, claims, rng)
+            active = self._claim_only(state, active, pending, claims, rng, claimed)
             n_active = int(active.sum())
             if n_active == 0:
                 return
@@ -974,6 +1011,7 @@ class Engine:
         pending: torch.Tensor,
         claims: torch.Tensor,
         rng: InstanceRNG,
+        claimed: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Let the ``active`` instances (B,) whose only pending rule is a claim (``claims``,
         (R, B): PUT_WAIT rows whose output's first slot is free; ``pending``: the instances
@@ -986,12 +1024,21 @@ class Engine:
         pending: a claim fills a first slot, which lets no carrier move. Most of the second
         sweeps of a settle were such claims: a take lets the carriers behind it move on
         (``_sweep``'s last ``_move``), which frees the first slot a row is waiting for.
+
+        ``claimed``: the claims the sweep just made without drawing their put times (see
+        ``_defer_puts``), drawn here first, with these in one draw where they can share it
+        (``_time_puts``).
         """
+        free = None
         if _any(claims):
             free = claims & _and_not(active, pending)[None, :]
             if _any(free):
                 state.phase = _choose(free, PUTTING, state.phase)
-                self._start_put(state, free, rng)
+                self._hold_first(state, free)
+            else:
+                free = None
+        if claimed is not None or free is not None:
+            self._time_puts(state, claimed, free, rng)
         return active & pending
 
     def apply_action(self, state: LineState, action: torch.Tensor) -> None:
@@ -1022,12 +1069,15 @@ class Engine:
         rng: InstanceRNG,
         everyone: bool = False,
         due: _Due | None = None,
-    ) -> None:
+    ) -> torch.Tensor | None:
         """One pass of everything that happens at ``state.now`` in the ``active`` instances.
 
         Every rule is applied with masks over the whole batch; a rule that concerns no row at
         all is skipped (a cheap check on the CPU that saves most of the work). ``due``: the
         comparisons with ``now`` that ``_pending`` made on this very state, if it did.
+
+        Returns the rows (R, B) whose claims it made without drawing their put times, which
+        ``_claim_only`` draws next (on lines where ``_defer_puts``; else None, drawn here).
         """
         w = self._wide(state.now.shape[0])
         line, col = self.line, self.col
@@ -1222,10 +1272,16 @@ class Engine:
             free = _and_not(waiting, _at(state.held, first))
             phase = _choose(free, PUTTING, phase)
         state.phase = phase
+        claimed = None
         if free is not None and _any(free):
-            self._start_put(state, free, rng)
+            if self._defer_puts:
+                self._hold_first(state, free)
+                claimed = free
+            else:
+                self._start_put(state, free, rng)
         if unblocked:
             self._move_on(state, act)
+        return claimed
 
     def _move_on(self, state: LineState, act: torch.Tensor | None) -> None:
         """The end of a sweep in which a row took a carrier off or a put ended: the carriers
@@ -1487,9 +1543,48 @@ class Engine:
         _add_at(state.count, buffer, mask, -1)
 
     def _start_put(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
-        line = self.line
+        """Rows in ``mask`` (R, B) claim the first slot of their output and draw the put time."""
+        self._hold_first(state, mask)
+        self._draw_put_times(state, mask, _any_rows(mask), rng)
+
+    def _hold_first(self, state: LineState, mask: torch.Tensor) -> None:
+        """Rows in ``mask`` (R, B) claim (hold) the first slot of their output."""
         self._set_at(state.held, self._out_first_slot(state), mask, True)
-        u = _uniform_rows(rng, line.rows, _any_rows(mask))
+
+    def _time_puts(
+        self,
+        state: LineState,
+        claimed: torch.Tensor | None,
+        free: torch.Tensor | None,
+        rng: InstanceRNG,
+    ) -> None:
+        """Draw the put times of the claims a sweep made (``claimed``) and then of those
+        ``_claim_only`` made after it (``free``), both (R, B) or None, in one draw where no
+        instance has both.
+
+        A draw gives each instance the numbers of its counter and advances the counters of
+        the instances it is for: an instance with claims in only one of the two draws gets
+        the same numbers from one draw for both (nothing draws in between), and every counter
+        ends the same. Instances with claims in both draw twice, in that order.
+        """
+        if claimed is None or free is None:
+            mask = free if claimed is None else claimed
+            self._draw_put_times(state, mask, _any_rows(mask), rng)
+            return
+        first, second = _any_rows(claimed), _any_rows(free)
+        if _any(first & second):
+            self._draw_put_times(state, claimed, first, rng)
+            self._draw_put_times(state, free, second, rng)
+        else:
+            self._draw_put_times(state, claimed | free, first | second, rng)
+
+    def _draw_put_times(
+        self, state: LineState, mask: torch.Tensor, where: torch.Tensor, rng: InstanceRNG
+    ) -> None:
+        """Rows in ``mask`` (R, B) start putting on: ``wake`` after the put time, drawn for the
+        instances ``where`` (B,) (those with a row in ``mask``)."""
+        line = self.line
+        u = _uniform_rows(rng, line.rows, where)
         if self._has_switch:
             put_time = _lookup(line.put_time, state.cur_out)
             put_scale = _lookup(line.put_scale, state.cur_out)

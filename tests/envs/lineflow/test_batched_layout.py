@@ -3,6 +3,8 @@ formulation, transposed."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -107,7 +109,8 @@ def test_advance_shortcuts__equal_full_sweeps(monkeypatch, scenario, shortcut):
 # the straightforward forms of the settle shortcuts: claims left to the next sweep like every
 # pending rule
 _SETTLE_PLAIN = {
-    "_claim_only": lambda self, state, active, pending, claims, rng: (
+    # (with the sweeps drawing their claims' put times themselves, see ``_settle_rollout``)
+    "_claim_only": lambda self, state, active, pending, claims, rng, claimed=None: (
         active & (pending | engine._any_rows(claims))
     ),
     # (and the walkers arriving at the start of ``advance`` left to its first round)
@@ -123,6 +126,8 @@ _SETTLE_PLAIN = {
 def _settle_rollout(monkeypatch, scenario: str, plain: tuple[str, ...]) -> tuple[list, int]:
     for name in plain:
         monkeypatch.setattr(engine.Engine, name, _SETTLE_PLAIN[name])
+    if "_claim_only" in plain:  # (which no longer draws the sweeps' put times)
+        monkeypatch.setattr(engine, "_puts_take_time", lambda *_: False)
     calls = [0]  # sweeps and event rounds
 
     def counting(method):
@@ -188,6 +193,72 @@ def test_zero_time_work_ends__equal_full_sweeps_with_fewer_sweeps(monkeypatch, s
     slow, slow_calls = _settle_rollout(monkeypatch, scenario, plain)
     assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
     assert fast_calls < slow_calls  # the work ends were made without a sweep
+
+
+def _put_rollout(monkeypatch, scenario: str, defer: bool) -> tuple[list, int]:
+    """``_drive`` with the sweeps' put times drawn by ``_claim_only`` (``defer``) or in the
+    sweeps (as on lines where a put may take no time), and the number of put-time draws."""
+    if not defer:
+        monkeypatch.setattr(engine, "_puts_take_time", lambda *_: False)
+    draw, draws = engine.Engine._draw_put_times, [0]
+
+    def counted(self, *args):
+        draws[0] += 1
+        return draw(self, *args)
+
+    monkeypatch.setattr(engine.Engine, "_draw_put_times", counted)
+    env = LineFlowVecEnv(num_envs=64, scenario=scenario)
+    assert env.engine._defer_puts == defer
+    counters: list[torch.Tensor] = []
+    out = _drive(env, 5, 150, ("wake", "phase", "held"), lambda e: counters.append(e.rng.counter))
+    monkeypatch.undo()
+    return out + counters, draws[0]
+
+
+@pytest.mark.parametrize(
+    "scenario", ["waiting_time", "complex_line", "worker_assignment", "part_distribution"]
+)
+def test_deferred_put_times__equal_drawing_them_in_the_sweep_with_fewer_draws(
+    monkeypatch, scenario
+):
+    fast, fast_draws = _put_rollout(monkeypatch, scenario, True)
+    slow, slow_draws = _put_rollout(monkeypatch, scenario, False)
+    assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
+    assert fast_draws < slow_draws  # the sweeps' claims and _claim_only's shared draws
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_time_puts__equals_the_two_draws_in_order(overlap):
+    """``_time_puts`` with claims of a sweep and of ``_claim_only``: the same put times and
+    counters as drawing the first, then the second (in one draw when no instance has both)."""
+    env = LineFlowVecEnv(num_envs=300, scenario="worker_assignment")
+    env.reset(seed=4)
+    state, line = env.state, env.engine.line
+    gen = torch.Generator().manual_seed(9)
+    claimed = torch.rand(line.rows, 300, generator=gen) < 0.2
+    free = torch.rand(line.rows, 300, generator=gen) < 0.2
+    if not overlap:  # no instance in both
+        free &= ~engine._any_rows(claimed)[None, :]
+    assert bool((engine._any_rows(claimed) & engine._any_rows(free)).any()) == overlap
+    results = []
+    for merged in (True, False):
+        rng = InstanceRNG(env.rng.seed, env.rng.counter.clone(), env.rng.key)
+        state.wake = torch.full((line.rows, 300), float("inf"), dtype=torch.float64)
+        if merged:
+            env.engine._time_puts(state, claimed, free, rng)
+        else:
+            for mask in (claimed, free):
+                env.engine._draw_put_times(state, mask, engine._any_rows(mask), rng)
+        results.append((state.wake.clone(), rng.counter))
+    assert torch.equal(results[0][0], results[1][0])
+    assert torch.equal(results[0][1], results[1][1])
+
+
+def test_puts_take_time__not_where_a_put_can_take_no_time():
+    line = LineFlowVecEnv(num_envs=1, scenario="waiting_time").engine.line
+    quick = dataclasses.replace(line, put_time=torch.zeros_like(line.put_time))
+    assert engine.Engine(line)._defer_puts
+    assert not engine.Engine(quick)._defer_puts
 
 
 @pytest.mark.parametrize("scenario", ["worker_assignment", "complex_line"])
