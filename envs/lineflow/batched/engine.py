@@ -15,10 +15,11 @@ no time (``_work_ends_only``: the WaitingTime sink and main source, the ComplexL
 most instances settle in one sweep; rounds whose only events are workers arriving or failed
 switch polls need none (``_arrive_walkers_only``, ``_poll_again_only``), and workers arriving at
 the very start of ``advance`` need no round (``_arrive_walkers_now``). A sweep's claims draw
-their put times only in the ``_claim_only`` that follows it, in one draw with that one's claims
-(``_time_puts``: a draw costs the same torch calls for any number of instances), on lines where
-no put can end at the instant it starts (``_puts_take_time``), so that nothing in between sees
-the difference.
+their put times, and the works it starts their noise, only in the ``_claim_only`` that follows
+it, in one draw with that one's claims where no instance is in two (``_draw_undrawn``: a draw
+costs the same torch calls for any number of instances and lanes), on lines where no put and
+no work with noise can end at the instant it starts (``_puts_take_time``,
+``_works_take_time``), so that nothing in between sees the difference.
 
 Station programs follow the SimPy engine (``sim_stations.py``). Every row has a phase:
 
@@ -453,6 +454,20 @@ class _Due:
     workers: torch.Tensor | None  # (W, B) w_arrive <= now (None: no workers)
 
 
+@dataclass
+class _Undrawn:
+    """The draws a sweep left to the ``_claim_only`` after it (see ``_puts_take_time``): its
+    claims (``claimed``, (R, B) rows) and, on lines where ``Engine._defer_work``, the rows with
+    noise that started working (``work``, (R, B)) with their processing time before the noise
+    (``base``, broadcasting to (R, B)), and the instances that drew for the works they started
+    (``work_where``, (B,), with or without noise). None: none."""
+
+    claimed: torch.Tensor | None = None
+    work: torch.Tensor | None = None
+    base: torch.Tensor | None = None
+    work_where: torch.Tensor | None = None
+
+
 class _Wide:
     """An engine's constants for one batch size B as contiguous tensors, made on first use: its
     bool ``(rows, 1)`` columns as ``(rows, B)`` attributes (``wide.source``), and each phase as a
@@ -541,6 +556,7 @@ def _assemblies_can_fail(line: CompiledLine, assembly: torch.Tensor) -> bool:
 
 
 MIN_PUT_TIME = 2.0**-20  # below 2**32, a clock plus at least this is a later time
+_LOG1P_AT_ZERO = torch.tensor(-0.0, dtype=torch.float64)  # log1p(-u) at u = 0
 
 
 def _puts_take_time(line: CompiledLine, never_puts: torch.Tensor, switch: torch.Tensor) -> bool:
@@ -553,7 +569,7 @@ def _puts_take_time(line: CompiledLine, never_puts: torch.Tensor, switch: torch.
     the settle changes nothing that ``_pending`` sees in between, nor the next sweep that
     reuses its comparisons (``_Due``): no due timer either way, and no slot (the claim holds
     the slot at once). So ``_claim_only`` can draw the put times of the sweep's claims and its
-    own in one draw (``Engine._time_puts``).
+    own in one draw (``Engine._draw_undrawn``).
     """
     targets: list[int] = []
     for r in range(line.rows):
@@ -567,6 +583,23 @@ def _puts_take_time(line: CompiledLine, never_puts: torch.Tensor, switch: torch.
         return False
     put_time = line.put_time[torch.tensor(targets, device=line.put_time.device)]
     return bool((put_time >= MIN_PUT_TIME).all())
+
+
+def _works_take_time(line: CompiledLine, noisy: torch.Tensor) -> bool:
+    """Whether every work with noise (``noisy``: (R,) rows with a noise scale) takes at least
+    ``MIN_PUT_TIME`` before its noise: its processing time times the smallest speed-up factor
+    its workers can give (``exp(-0.3 * total skill)``, see ``Engine._take_workers``) is at least
+    that. (For lines without rework, runs, sequential processes, extra times or slowdowns,
+    whose work times or draws depend on more; see ``Engine._defer_work``.)
+
+    Then such a work, started at ``now``, never ends at ``now`` whatever its noise, and its
+    end can be drawn later in the settle, as the put times are (``_puts_take_time``); works
+    without noise end after their processing time, known without the numbers.
+    """
+    skill = line.worker_skill.clamp(min=0).amax(dim=1).sum() if line.n_workers else 0.0
+    least = math.exp(-0.3 * float(skill))
+    time = line.processing_time[noisy]
+    return bool((time * least >= MIN_PUT_TIME).all())
 
 
 class Engine:
@@ -692,6 +725,18 @@ class Engine:
         # ``_puts_take_time``)
         never_puts = ((self._after_work == START) | self._collector)[:, 0]
         self._defer_puts = _puts_take_time(line, never_puts, self._switch[:, 0])
+        # whether they leave the numbers of the works they start to it too (see
+        # ``_works_take_time``), on lines where nothing else decides a work time or draws
+        simple_work = not (
+            self._has_rework
+            or self._has_runs
+            or self._has_sequential
+            or self._has_extra
+            or self._has_slowdown
+        )
+        self._defer_work = (
+            self._defer_puts and simple_work and _works_take_time(line, line.noise_scale > 0)
+        )
         # bool columns used as masks (and ``after_work``, int8), expanded per batch size (see
         # ``_Wide``)
         self._bool_columns = {
@@ -713,6 +758,7 @@ class Engine:
             "plain_get": ~(self._assembly | self._collector),  # GETTING ends in WORKING
             "after_work": self._after_work,  # (int8: phase codes)
             "ends_simply": self._ends_simply,
+            "noisy": col.noise_scale > 0,
             "restarts": restarts,
             "after_end": self._after_end,  # (int8: phase codes)
         }
@@ -885,11 +931,11 @@ class Engine:
                 _write_back(state, sub_state, index, self._written)
                 rng.counter.index_copy_(0, index, sub_rng.counter)
                 return
-            claimed = self._sweep(state, active, rng, everyone=n_active == batch, due=due)
+            undrawn = self._sweep(state, active, rng, everyone=n_active == batch, due=due)
             pending, claims, due, ends = self._pending(state)
             if ends is not None:
                 pending, claims = self._work_ends_only(state, active, pending, ends, claims)
-            active = self._claim_only(state, active, pending, claims, rng, claimed)
+            active = self._claim_only(state, active, pending, claims, rng, undrawn)
             n_active = int(active.sum())
             if n_active == 0:
                 return
@@ -1011,7 +1057,7 @@ class Engine:
         pending: torch.Tensor,
         claims: torch.Tensor,
         rng: InstanceRNG,
-        claimed: torch.Tensor | None = None,
+        undrawn: _Undrawn | None = None,
     ) -> torch.Tensor:
         """Let the ``active`` instances (B,) whose only pending rule is a claim (``claims``,
         (R, B): PUT_WAIT rows whose output's first slot is free; ``pending``: the instances
@@ -1025,9 +1071,8 @@ class Engine:
         sweeps of a settle were such claims: a take lets the carriers behind it move on
         (``_sweep``'s last ``_move``), which frees the first slot a row is waiting for.
 
-        ``claimed``: the claims the sweep just made without drawing their put times (see
-        ``_defer_puts``), drawn here first, with these in one draw where they can share it
-        (``_time_puts``).
+        ``undrawn``: the draws the sweep just left (see ``_puts_take_time``), made here first,
+        with these in one draw where they can share it (``_draw_undrawn``).
         """
         free = None
         if _any(claims):
@@ -1037,8 +1082,8 @@ class Engine:
                 self._hold_first(state, free)
             else:
                 free = None
-        if claimed is not None or free is not None:
-            self._time_puts(state, claimed, free, rng)
+        if undrawn is not None or free is not None:
+            self._draw_undrawn(state, undrawn, free, rng)
         return active & pending
 
     def apply_action(self, state: LineState, action: torch.Tensor) -> None:
@@ -1069,15 +1114,16 @@ class Engine:
         rng: InstanceRNG,
         everyone: bool = False,
         due: _Due | None = None,
-    ) -> torch.Tensor | None:
+    ) -> _Undrawn | None:
         """One pass of everything that happens at ``state.now`` in the ``active`` instances.
 
         Every rule is applied with masks over the whole batch; a rule that concerns no row at
         all is skipped (a cheap check on the CPU that saves most of the work). ``due``: the
         comparisons with ``now`` that ``_pending`` made on this very state, if it did.
 
-        Returns the rows (R, B) whose claims it made without drawing their put times, which
-        ``_claim_only`` draws next (on lines where ``_defer_puts``; else None, drawn here).
+        Returns the draws it left to the ``_claim_only`` after it (the put times of its claims,
+        on lines where ``_defer_puts``, and the noise of the works it started, where
+        ``_defer_work``), or None.
         """
         w = self._wide(state.now.shape[0])
         line, col = self.line, self.col
@@ -1257,8 +1303,9 @@ class Engine:
             next_part = _only(act, phase == w.phase(SEQ_NEXT))
             start_work, phase = self._next_part(state, next_part, start_work, phase, rng)
         # Start processing.
+        undrawn = None
         if start_work is not None and _any(start_work):
-            self._start_work(state, start_work, rng)
+            undrawn = self._start_work(state, start_work, rng)
             phase = _choose(start_work, WORKING, phase)
         # OUT_CHECK (switches): the selected output must not be full.
         if now_in[OUT_CHECK]:
@@ -1272,16 +1319,16 @@ class Engine:
             free = _and_not(waiting, _at(state.held, first))
             phase = _choose(free, PUTTING, phase)
         state.phase = phase
-        claimed = None
         if free is not None and _any(free):
             if self._defer_puts:
                 self._hold_first(state, free)
-                claimed = free
+                undrawn = _Undrawn(claimed=free) if undrawn is None else undrawn
+                undrawn.claimed = free
             else:
                 self._start_put(state, free, rng)
         if unblocked:
             self._move_on(state, act)
-        return claimed
+        return undrawn
 
     def _move_on(self, state: LineState, act: torch.Tensor | None) -> None:
         """The end of a sweep in which a row took a carrier off or a put ended: the carriers
@@ -1551,32 +1598,71 @@ class Engine:
         """Rows in ``mask`` (R, B) claim (hold) the first slot of their output."""
         self._set_at(state.held, self._out_first_slot(state), mask, True)
 
-    def _time_puts(
+    def _draw_undrawn(
         self,
         state: LineState,
-        claimed: torch.Tensor | None,
+        undrawn: _Undrawn | None,
         free: torch.Tensor | None,
         rng: InstanceRNG,
     ) -> None:
-        """Draw the put times of the claims a sweep made (``claimed``) and then of those
-        ``_claim_only`` made after it (``free``), both (R, B) or None, in one draw where no
-        instance has both.
+        """Make the draws a sweep left (``undrawn``: its works' noise, then its claims' put
+        times) and then that of the claims ``_claim_only`` made after it (``free``, (R, B) or
+        None), each run of them in which no instance is twice in one draw.
 
         A draw gives each instance the numbers of its counter and advances the counters of
-        the instances it is for: an instance with claims in only one of the two draws gets
-        the same numbers from one draw for both (nothing draws in between), and every counter
-        ends the same. Instances with claims in both draw twice, in that order.
+        the instances it is for, and a number depends only on the counter and its lane (a
+        draw of ``2R`` lanes holds those of ``R``): an instance in only one draw of a run gets
+        the same numbers from one draw of ``2R`` lanes for the run (nothing draws in between),
+        and every counter ends the same. The runs draw in order, as the draws would.
         """
-        if claimed is None or free is None:
-            mask = free if claimed is None else claimed
-            self._draw_put_times(state, mask, _any_rows(mask), rng)
+        parts: list[tuple[bool, torch.Tensor, torch.Tensor]] = []  # (work?, rows, instances)
+        if undrawn is not None:
+            if undrawn.work is not None:
+                parts.append((True, undrawn.work, undrawn.work_where))  # type: ignore[arg-type]
+            if undrawn.claimed is not None:
+                parts.append((False, undrawn.claimed, _any_rows(undrawn.claimed)))
+        if free is not None:
+            parts.append((False, free, _any_rows(free)))
+        run = [parts[0]]
+        where = parts[0][2]
+        for part in parts[1:]:
+            if _any(where & part[2]):  # an instance draws again: the run so far draws first
+                self._draw_run(state, run, where, undrawn, rng)
+                run, where = [part], part[2]
+            else:
+                run.append(part)
+                where = where | part[2]
+        self._draw_run(state, run, where, undrawn, rng)
+
+    def _draw_run(
+        self,
+        state: LineState,
+        run: list[tuple[bool, torch.Tensor, torch.Tensor]],
+        where: torch.Tensor,
+        undrawn: _Undrawn | None,
+        rng: InstanceRNG,
+    ) -> None:
+        """One draw for the ``run`` of ``_draw_undrawn`` (instances ``where``, (B,))."""
+        rows = self.line.rows
+        puts = None
+        for work, mask, _ in run:
+            if not work:
+                puts = mask if puts is None else puts | mask
+        if not run[0][0]:  # (only puts)
+            self._draw_put_times(state, puts, where, rng)  # type: ignore[arg-type]
             return
-        first, second = _any_rows(claimed), _any_rows(free)
-        if _any(first & second):
-            self._draw_put_times(state, claimed, first, rng)
-            self._draw_put_times(state, free, second, rng)
-        else:
-            self._draw_put_times(state, claimed | free, first | second, rng)
+        if puts is None:  # (only the works: the first numbers of pairs, as ``_start_work``)
+            self._end_work(state, undrawn, _uniform_firsts(rng, rows, where))  # type: ignore[arg-type]
+            return
+        u = _uniform_pairs(rng, rows, where)
+        self._end_work(state, undrawn, u[:, 0])  # type: ignore[arg-type]
+        self._put_times(state, puts, u.view(2 * rows, -1)[:rows])
+
+    def _end_work(self, state: LineState, undrawn: _Undrawn, u: torch.Tensor) -> None:
+        """The ends of the works with noise ``undrawn.work`` (R, B), with their numbers ``u``
+        (R, B). (Those without noise have their end: it may even have come, at once.)"""
+        duration = undrawn.base - torch.log1p(-u) * self.col.noise_scale
+        state.wake = torch.where(undrawn.work, state.now[None, :] + duration, state.wake)
 
     def _draw_put_times(
         self, state: LineState, mask: torch.Tensor, where: torch.Tensor, rng: InstanceRNG
@@ -1584,7 +1670,11 @@ class Engine:
         """Rows in ``mask`` (R, B) start putting on: ``wake`` after the put time, drawn for the
         instances ``where`` (B,) (those with a row in ``mask``)."""
         line = self.line
-        u = _uniform_rows(rng, line.rows, where)
+        self._put_times(state, mask, _uniform_rows(rng, line.rows, where))
+
+    def _put_times(self, state: LineState, mask: torch.Tensor, u: torch.Tensor) -> None:
+        """Rows in ``mask`` (R, B) start putting on, with their numbers ``u`` (R, B)."""
+        line = self.line
         if self._has_switch:
             put_time = _lookup(line.put_time, state.cur_out)
             put_scale = _lookup(line.put_scale, state.cur_out)
@@ -1603,7 +1693,14 @@ class Engine:
         if self._puts_on_null:  # (else no row ever puts on it)
             state.arrived[self._null_slot] = False
 
-    def _start_work(self, state: LineState, mask: torch.Tensor, rng: InstanceRNG) -> None:
+    def _start_work(
+        self, state: LineState, mask: torch.Tensor, rng: InstanceRNG
+    ) -> _Undrawn | None:
+        """Rows in ``mask`` (R, B) start working. On lines where ``_defer_work`` their numbers
+        are left to the ``_claim_only`` after the sweep (returned, see ``_draw_undrawn``):
+        until then their works end after the processing time, ``log1p(-u)`` taken as its value
+        at ``u = 0`` (-0.0, like ``log1p(-u) * 0`` for every ``u``: the very end of a work
+        without noise)."""
         w = self._wide(state.now.shape[0])
         line, col = self.line, self.col
         now = state.now[None, :]
@@ -1612,7 +1709,8 @@ class Engine:
         # the second number of a row's pair decides rework: without rework anywhere it is
         # never used, so only the first ones are computed (the same draw)
         drawn = _uniform_pairs if self._has_rework else _uniform_firsts
-        u = drawn(rng, line.rows, _any_rows(mask))
+        deferred = self._defer_work
+        u = _LOG1P_AT_ZERO if deferred else drawn(rng, line.rows, _any_rows(mask))
         factor = (
             torch.where(w.pooled, state.factor, _scalar(1.0, state.factor))
             if line.n_workers
@@ -1635,6 +1733,9 @@ class Engine:
         if self._has_rework:
             duration = time * factor - torch.log1p(-u[:, 0]) * col.noise_scale
             duration = torch.where(u[:, 1] < col.rework_probability, 2 * duration, duration)
+        elif deferred:
+            base = time * factor
+            duration = base - u * col.noise_scale  # (u: log1p(-0.0))
         else:  # (u[:, 1] < 0 never holds)
             duration = time * factor - torch.log1p(-u) * col.noise_scale
         state.started = torch.where(mask, now, state.started)
@@ -1643,6 +1744,9 @@ class Engine:
         if self._typed:
             run_type = state.run_type if self._has_runs else self.col.type_base  # (fixed w/o runs)
             state.carrier_type = torch.where(new_part, run_type, state.carrier_type)
+        if not deferred:
+            return None
+        return _Undrawn(work=mask & w.noisy, base=base, work_where=_any_rows(mask))
 
     def _next_type(self, state: LineState, sources: torch.Tensor, rng: InstanceRNG) -> None:
         """Sources emit runs of ``run_min … run_min + run_span - 1`` carriers of one random type."""

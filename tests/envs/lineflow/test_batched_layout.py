@@ -195,60 +195,80 @@ def test_zero_time_work_ends__equal_full_sweeps_with_fewer_sweeps(monkeypatch, s
     assert fast_calls < slow_calls  # the work ends were made without a sweep
 
 
-def _put_rollout(monkeypatch, scenario: str, defer: bool) -> tuple[list, int]:
-    """``_drive`` with the sweeps' put times drawn by ``_claim_only`` (``defer``) or in the
-    sweeps (as on lines where a put may take no time), and the number of put-time draws."""
-    if not defer:
+def _put_rollout(monkeypatch, scenario: str, defer: str) -> tuple[list, int, int]:
+    """``_drive`` with the sweeps' draws left to ``_claim_only`` (``defer``: "all", "puts"
+    only, or "none", as on lines where a put or a work may take no time), the number of
+    random draws and the number of sweeps and event rounds."""
+    if defer == "none":
         monkeypatch.setattr(engine, "_puts_take_time", lambda *_: False)
-    draw, draws = engine.Engine._draw_put_times, [0]
+    if defer != "all":
+        monkeypatch.setattr(engine, "_works_take_time", lambda *_: False)
+    draws, calls = [0], [0]
 
-    def counted(self, *args):
-        draws[0] += 1
-        return draw(self, *args)
+    def counting(method, counter):
+        def counted(self, *args, **kwargs):
+            counter[0] += 1
+            return method(self, *args, **kwargs)
 
-    monkeypatch.setattr(engine.Engine, "_draw_put_times", counted)
+        return counted
+
+    monkeypatch.setattr(InstanceRNG, "uniform_lanes", counting(InstanceRNG.uniform_lanes, draws))
+    for name in ("_sweep", "next_event"):
+        monkeypatch.setattr(engine.Engine, name, counting(getattr(engine.Engine, name), calls))
     env = LineFlowVecEnv(num_envs=64, scenario=scenario)
-    assert env.engine._defer_puts == defer
+    assert env.engine._defer_puts == (defer != "none")
+    assert env.engine._defer_work == (defer == "all")
     counters: list[torch.Tensor] = []
     out = _drive(env, 5, 150, ("wake", "phase", "held"), lambda e: counters.append(e.rng.counter))
     monkeypatch.undo()
-    return out + counters, draws[0]
+    return out + counters, draws[0], calls[0]
 
 
 @pytest.mark.parametrize(
     "scenario", ["waiting_time", "complex_line", "worker_assignment", "part_distribution"]
 )
-def test_deferred_put_times__equal_drawing_them_in_the_sweep_with_fewer_draws(
-    monkeypatch, scenario
-):
-    fast, fast_draws = _put_rollout(monkeypatch, scenario, True)
-    slow, slow_draws = _put_rollout(monkeypatch, scenario, False)
-    assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
-    assert fast_draws < slow_draws  # the sweeps' claims and _claim_only's shared draws
+def test_deferred_draws__equal_drawing_in_the_sweep_with_fewer_draws(monkeypatch, scenario):
+    results = [_put_rollout(monkeypatch, scenario, d) for d in ("all", "puts", "none")]
+    (fast, *_), others = results[0], results[1:]
+    for slow, *_ in others:
+        assert all(torch.equal(a, b) for a, b in zip(fast, slow, strict=True))
+    draws = [r[1] for r in results]
+    assert draws[0] < draws[1] < draws[2]  # the sweeps' draws shared those after them
+    assert len({r[2] for r in results}) == 1  # and left no end of a work due too early
 
 
-@pytest.mark.parametrize("overlap", [False, True])
-def test_time_puts__equals_the_two_draws_in_order(overlap):
-    """``_time_puts`` with claims of a sweep and of ``_claim_only``: the same put times and
-    counters as drawing the first, then the second (in one draw when no instance has both)."""
+@pytest.mark.parametrize("overlap", ["none", "work and claims", "claims and free", "all"])
+def test_draw_undrawn__equals_the_draws_in_order(overlap):
+    """``_draw_undrawn`` with works, claims of a sweep and claims of ``_claim_only``: the same
+    ends and counters as drawing them one after the other (in one draw where no instance is
+    in two)."""
     env = LineFlowVecEnv(num_envs=300, scenario="worker_assignment")
     env.reset(seed=4)
-    state, line = env.state, env.engine.line
+    eng, state, rows = env.engine, env.state, env.engine.line.rows
     gen = torch.Generator().manual_seed(9)
-    claimed = torch.rand(line.rows, 300, generator=gen) < 0.2
-    free = torch.rand(line.rows, 300, generator=gen) < 0.2
-    if not overlap:  # no instance in both
-        free &= ~engine._any_rows(claimed)[None, :]
-    assert bool((engine._any_rows(claimed) & engine._any_rows(free)).any()) == overlap
+    work, claimed, free = (torch.rand(rows, 300, generator=gen) < 0.1 for _ in range(3))
+    started = work | (torch.rand(rows, 300, generator=gen) < 0.1)  # (with works without noise)
+    where = [engine._any_rows(started), engine._any_rows(claimed), engine._any_rows(free)]
+    keep = {"none": (), "work and claims": ((0, 1),), "claims and free": ((1, 2),)}
+    if overlap != "all":
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            if (a, b) not in keep[overlap]:
+                cut = where[a] & where[b]
+                for mask in (claimed, free)[b - 1 : b]:
+                    mask &= ~cut[None, :]
+                where[b] = where[b] & ~cut
+    base = torch.rand(rows, 300, generator=gen, dtype=torch.float64) * 5 + 1
+    undrawn = engine._Undrawn(claimed=claimed, work=work, base=base, work_where=where[0])
     results = []
     for merged in (True, False):
         rng = InstanceRNG(env.rng.seed, env.rng.counter.clone(), env.rng.key)
-        state.wake = torch.full((line.rows, 300), float("inf"), dtype=torch.float64)
+        state.wake = torch.full((rows, 300), float("inf"), dtype=torch.float64)
         if merged:
-            env.engine._time_puts(state, claimed, free, rng)
+            eng._draw_undrawn(state, undrawn, free, rng)
         else:
+            eng._end_work(state, undrawn, engine._uniform_firsts(rng, rows, where[0]))
             for mask in (claimed, free):
-                env.engine._draw_put_times(state, mask, engine._any_rows(mask), rng)
+                eng._draw_put_times(state, mask, engine._any_rows(mask), rng)
         results.append((state.wake.clone(), rng.counter))
     assert torch.equal(results[0][0], results[1][0])
     assert torch.equal(results[0][1], results[1][1])
