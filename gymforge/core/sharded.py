@@ -243,8 +243,15 @@ class ShardedVectorEnv(TorchVectorEnv):
         shard order. ``tensors``: the workers' arrays as tensors on views of the shared memory,
         valid until the next command (``reset`` and ``step`` concatenate them at once, which
         copies); else as sent (copied out)."""
-        for channel, payload in zip(self._channels, payloads[1:], strict=True):
-            channel.send((command, payload))
+        for k, (channel, payload) in enumerate(zip(self._channels, payloads[1:], strict=True)):
+            try:
+                channel.send((command, payload))
+            except OSError as error:  # (a worker that died, or no room for a shared file)
+                self._gather(copy=True, errors=False, count=k)  # (the shards sent to reply)
+                raise RuntimeError(
+                    f"shard {k + 1} (instances {self.bounds[k + 1]}) could not be sent "
+                    f"{command!r}: {error!r}"
+                ) from error
         try:
             local = run_local(payloads[0])
         except Exception as error:
@@ -269,11 +276,12 @@ class ShardedVectorEnv(TorchVectorEnv):
         parent.send(list(sys.path))
         parent.send((make_shard, num_envs, threads))  # (the worker answers through the channel)
 
-    def _gather(self, copy: bool, errors: bool = True) -> list[Any]:
-        """One reply from every worker, in shard order; a worker's error raises here (after all
-        replies are in, so the pipes stay in step) unless ``errors`` is False."""
+    def _gather(self, copy: bool, errors: bool = True, count: int | None = None) -> list[Any]:
+        """One reply from every worker (the first ``count`` only, if given), in shard order; a
+        worker's error raises here (after all replies are in, so the pipes stay in step) unless
+        ``errors`` is False."""
         replies = []
-        for channel in self._channels:
+        for channel in self._channels[:count]:
             try:
                 replies.append(channel.recv(copy))
             except EOFError:

@@ -48,7 +48,8 @@ class _Mapping:
     (``path``)."""
 
     def __init__(self, size: int | None = None, path: str | None = None) -> None:
-        if path is None:
+        created = path is None
+        if created:
             descriptor, path = tempfile.mkstemp(prefix="gymforge-", dir=_SHARED_DIR)
         else:
             descriptor = os.open(path, os.O_RDWR)
@@ -58,6 +59,10 @@ class _Mapping:
             else:
                 os.ftruncate(descriptor, size)
             self.memory = mmap.mmap(descriptor, size)
+        except BaseException:
+            if created:  # (e.g. /dev/shm full: no half-made file is left behind)
+                os.unlink(path)
+            raise
         finally:
             os.close(descriptor)
         self.path, self.size = path, size

@@ -135,6 +135,25 @@ def test_step_before_reset_and_close_ends_the_workers():
     assert all(process.poll() is not None for process in processes)
 
 
+def test_a_dead_worker_is_named_and_the_others_stay_in_step():
+    env = _probe(6, 3)  # (shards 1 and 2 in workers)
+    try:
+        env.reset(seed=0)
+        env._processes[1].kill()  # shard 2's worker
+        env._processes[1].wait()
+        with pytest.raises(RuntimeError, match=r"shard 2 \(instances \(4, 6\)\) could not"):
+            env.step(torch.zeros(6, dtype=torch.long))
+        with pytest.raises(RuntimeError, match=r"shard 2 \(instances \(4, 6\)\) could not"):
+            env.reset(seed=0)  # (shard 1 replied to the failed step: that reply was read)
+        shard_1 = env._channels[0]  # its next reply answers the next command, nothing stale
+        shard_1.send(("apply", (_first_and_size, (2,), {})))
+        assert shard_1.recv() == ("ok", (2, 2))
+    finally:
+        processes = list(env._processes)
+        env.close()
+    assert all(process.poll() is not None for process in processes)
+
+
 def test_ppo_trains_through_the_sb3_adapter_on_a_sharded_env():
     from stable_baselines3 import PPO
 

@@ -6,7 +6,9 @@ import multiprocessing
 import os
 
 import numpy as np
+import pytest
 
+from gymforge.core import shared_arrays
 from gymforge.core.shared_arrays import MIN_SHARED_BYTES, ArrayChannel, _SharedArray
 
 
@@ -68,3 +70,19 @@ def test_a_file_the_receiver_never_mapped_is_removed_by_the_sender():
     sender.close()
     receiver.close()
     assert not os.path.exists(path)
+
+
+def test_a_file_that_cannot_be_sized_is_removed_and_the_error_raised(monkeypatch, tmp_path):
+    monkeypatch.setattr(shared_arrays, "_SHARED_DIR", str(tmp_path))
+
+    def no_space(descriptor: int, size: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(shared_arrays.os, "ftruncate", no_space)
+    sender, receiver = _channels()
+    with pytest.raises(OSError, match="No space left"):
+        sender.send(_big(5))
+    assert list(tmp_path.iterdir()) == []  # (the half-made file is gone)
+    assert sender._outgoing == []
+    sender.close()
+    receiver.close()
