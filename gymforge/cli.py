@@ -357,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_roll.add_argument(
         "--record",
         metavar="FILE",
-        help="write the first episode as an animation (.gif; .mp4 if imageio-ffmpeg is installed)",
+        help="write the first episode as an animation (.gif; .mp4 with the video extra)",
     )
     p_roll.add_argument("--record-every", type=int, default=20, metavar="N", help="steps per frame")
     p_roll.add_argument(

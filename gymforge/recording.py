@@ -1,7 +1,8 @@
 """Write rendered frames (RGB ``uint8`` arrays) to an animation file.
 
-``.gif`` is always supported (Pillow, a matplotlib dependency). ``.mp4`` is supported only when
-``imageio`` and ``imageio-ffmpeg`` happen to be installed; gymforge does not depend on them.
+``.gif`` is always supported (Pillow, a matplotlib dependency). ``.mp4`` is supported when
+``imageio`` and ``imageio-ffmpeg`` are installed (``pip install "gymforge[video]"``); gymforge
+does not need them otherwise.
 The file is written to a temporary file in the same folder and moved into place with
 ``os.replace``, so ``path`` is either left as it was or holds the complete animation.
 """
@@ -81,7 +82,11 @@ def _writer_for(path: Path) -> Writer:
         return _write_gif
     if suffix == ".mp4" and mp4_available():
         return _write_mp4
-    extra = " ('.mp4' needs imageio and imageio-ffmpeg, not installed)" if suffix == ".mp4" else ""
+    extra = (
+        " ('.mp4' needs imageio and imageio-ffmpeg: pip install \"gymforge[video]\")"
+        if suffix == ".mp4"
+        else ""
+    )
     raise ValueError(
         f"path suffix must be one of {supported_suffixes()}{extra}, got {suffix or path.name!r}"
     )
