@@ -631,6 +631,7 @@ class Engine:
         self._has_switch = bool(self._switch.any())
         self._has_magazine = bool(self._magazine.any())
         self._has_assembly = bool(self._assembly.any())
+        self._has_collector = bool(self._collector.any())
         self._has_slowdown = bool((line.slowdown_max > 0).any())
         self._has_rework = bool((line.rework_probability > 0).any())
         # input and output buffers (and their timings) of lines without switches never change
@@ -648,7 +649,7 @@ class Engine:
         present = {
             "types": self._typed,
             "switch": self._has_switch,
-            "storage": self._has_magazine or bool(self._collector.any()),
+            "storage": self._has_magazine or self._has_collector,
             "assembly": self._has_assembly,
             "typed assembly": self._has_assembly and self._typed,
             "failing assembly": self._can_fail,
@@ -932,9 +933,11 @@ class Engine:
                 rng.counter.index_copy_(0, index, sub_rng.counter)
                 return
             undrawn = self._sweep(state, active, rng, everyone=n_active == batch, due=due)
-            pending, claims, due, ends = self._pending(state)
+            pending, claims, due, ends, first_held = self._pending(state)
             if ends is not None:
-                pending, claims = self._work_ends_only(state, active, pending, ends, claims)
+                pending, claims = self._work_ends_only(
+                    state, active, pending, ends, claims, first_held
+                )
             active = self._claim_only(state, active, pending, claims, rng, undrawn)
             n_active = int(active.sum())
             if n_active == 0:
@@ -943,11 +946,12 @@ class Engine:
 
     def _pending(
         self, state: LineState
-    ) -> tuple[torch.Tensor, torch.Tensor, _Due, torch.Tensor | None]:
+    ) -> tuple[torch.Tensor, torch.Tensor, _Due, torch.Tensor | None, torch.Tensor]:
         """Instances (B,) where a sweep at ``state.now`` would still do something other than a
         claim or a simple work end, the claims (R, B), the due timers and arrivals it found
-        (for the next sweep, see ``_Due``), and the simple work ends (R, B; None on lines
-        without zero-time work, where they are left in the due timers).
+        (for the next sweep, see ``_Due``), the simple work ends (R, B; None on lines
+        without zero-time work, where they are left in the due timers), and whether each row's
+        output's first slot is held (R, B; for ``_work_ends_only``, which changes no slot).
 
         Exactly the preconditions of the sweep's rules: a due timer, slot arrival or worker
         arrival; a row in START or OUT_CHECK (they always move on); a row waiting for a carrier
@@ -981,13 +985,14 @@ class Engine:
             comp_last = self._comp_last_slot(state)
             pending |= (phase == w.phase(COMP_WAIT)) & self._arrived_at(state, comp_last)
         first = self._out_first_slot(state)
-        claims = _and_not(phase == w.phase(PUT_WAIT), _at(state.held, first))
+        first_held = _at(state.held, first)
+        claims = _and_not(phase == w.phase(PUT_WAIT), first_held)
         # one reduction over the rows of all the (rows, B) conditions stacked, instead of one
         # reduction per condition and an or of the results (fewer torch calls)
         conditions = [pending, due.slots]
         if due.workers is not None:
             conditions.append(due.workers)
-        return _any_rows(torch.cat(conditions)), claims, due, ends
+        return _any_rows(torch.cat(conditions)), claims, due, ends, first_held
 
     def _work_ends_only(
         self,
@@ -996,10 +1001,12 @@ class Engine:
         pending: torch.Tensor,
         ends: torch.Tensor,
         claims: torch.Tensor,
+        first_held: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """End the simple work ends (``ends``, (R, B), see ``_pending``) of the ``active``
         instances whose only pending rules are such ends and claims, and return ``pending``
-        and the claims (R, B) with those of the rows that now wait to put their carrier on.
+        and the claims (R, B) with those of the rows that now wait to put their carrier on
+        (``first_held``: whether each row's output's first slot is held, from ``_pending``).
 
         A sweep of such an instance would end the work (release its workers, count a sink's
         part, set ``last_time``; a sink without output starts again and waits for a carrier,
@@ -1028,12 +1035,13 @@ class Engine:
             )
         state.wake = torch.where(ending, _scalar(INF, state.wake), state.wake)
         phase = _choose(ending, w.after_end, state.phase)
-        if self._has_switch:  # OUT_CHECK, as in ``_sweep``
+        if self._has_switch:  # OUT_CHECK, as in ``_sweep`` (it may change ``cur_out``)
             phase = self._check_output(state, ending & w.switch, phase)
+            first_held = _at(state.held, self._out_first_slot(state))
         state.phase = phase
-        puts = phase == w.phase(PUT_WAIT)
-        claims = claims | _and_not(ending & puts, _at(state.held, self._out_first_slot(state)))
-        return pending, claims
+        # the rows waiting to put on are those that were (their claims, with the same first
+        # slots) and the ending rows that now do (they were WORKING): no or of the two needed
+        return pending, _and_not(phase == w.phase(PUT_WAIT), first_held)
 
     def _check_output(
         self, state: LineState, checking: torch.Tensor, phase: torch.Tensor
@@ -1224,11 +1232,13 @@ class Engine:
             # (holding their workers from now on); everything else starts working.
             if due_in[GETTING]:
                 done = due & (phase == w.phase(GETTING))
-                collected = done & w.collector
-                if _any(collected):
-                    state.stored = state.stored.scatter_add(
-                        0, col.parent.expand_as(collected), collected.long()
-                    )
+                if self._has_collector:  # (lines without collectors skip their masks)
+                    collected = done & w.collector
+                    if _any(collected):
+                        state.stored = state.stored.scatter_add(
+                            0, col.parent.expand_as(collected), collected.long()
+                        )
+                    phase = _choose(collected, START, phase)
                 if line.n_workers:
                     self._take_workers(state, done & w.takes_at_get)
                 to_components = done & w.assembly
@@ -1236,7 +1246,7 @@ class Engine:
                     state.comp_k = torch.where(
                         to_components, _scalar(0, state.comp_k), state.comp_k
                     )
-                phase = _choose(to_components, COMP_WAIT, _choose(collected, START, phase))
+                    phase = _choose(to_components, COMP_WAIT, phase)
                 if self._has_sequential:  # sequential processes first take the carrier in
                     handling = done & w.sequential
                     phase = _choose(handling, HANDLING, phase)
@@ -1457,11 +1467,13 @@ class Engine:
         # False at every buffer's last slot, so no move crosses buffers); ``x[1:]`` and ``x[:-1]``
         # are contiguous row ranges, and the in-place updates below write the state itself
         arrived, held = state.arrived, state.held
-        passes = arrived[:-1] & w.passable  # the carrier at i could move on to i + 1
+        # the row ranges, sliced once: each slice is a torch call, which at the compacted batch
+        # sizes costs more than the update it feeds
+        arrived_from, held_from, held_to = arrived[:-1], held[:-1], held[1:]
+        passes = arrived_from & w.passable  # the carrier at i could move on to i + 1
         if act is not None:
             passes &= act
-        free_now = ~held[1:]
-        move = passes & free_now  # (NS - 1, B): the carrier at i moves to i + 1 ...
+        move = _and_not(passes, held_to)  # (NS - 1, B): the carrier at i moves to i + 1 ...
         if not _any(move):
             return
         # ... or into slot i + 1 when that slot's carrier moves on (a chain of passing carriers,
@@ -1471,6 +1483,7 @@ class Engine:
             # slot i + 1 is or will be free in this pass: free now, or passing its carrier on
             # into a slot that is (in-place methods on the row-range views: ``x[:-1] &= y``
             # would also call __setitem__, a slice and a self-copy more per update)
+            free_now = ~held_to
             frees = free_now
             for _ in range(self._cmax - 2):
                 chained = free_now.clone()
@@ -1478,17 +1491,20 @@ class Engine:
                 frees = chained
             move = passes & frees
         now = state.now[None, :]
-        stay = ~move
-        arrived[:-1].bitwise_and_(stay)
-        held[:-1].bitwise_and_(stay)
-        held[1:].bitwise_or_(move)
+        # ``x & ~move`` in place as ``move < x`` (``_and_not``) written into ``x``: no ``~move``
+        torch.lt(move, arrived_from, out=arrived_from)
+        torch.lt(move, held_from, out=held_from)
+        held_to.bitwise_or_(move)
         ready = state.ready[1:]
         torch.where(move, now + self._slot_time_next, ready, out=ready)
+        # (slot i + 1 takes slot i's value: the rows overlap, so ``where`` cannot write in place)
         created = state.slot_created
-        created[1:] = torch.where(move, created[:-1], created[1:])
+        created_to = created[1:]
+        created_to.copy_(torch.where(move, created[:-1], created_to))
         if self._typed:
             kind = state.slot_type
-            kind[1:] = torch.where(move, kind[:-1], kind[1:])
+            kind_to = kind[1:]
+            kind_to.copy_(torch.where(move, kind[:-1], kind_to))
 
     def _comp_flat(self, state: LineState) -> torch.Tensor:
         """Flat (row, k) index (R, B) of each row's current component buffer, for the tables."""

@@ -116,7 +116,7 @@ _SETTLE_PLAIN = {
     # (and the walkers arriving at the start of ``advance`` left to its first round)
     "_arrive_walkers_now": lambda self, state, until: None,
     # (and the work ends left to the next sweep like every due timer)
-    "_work_ends_only": lambda self, state, active, pending, ends, claims: (
+    "_work_ends_only": lambda self, state, active, pending, ends, claims, first_held: (
         pending | engine._any_rows(ends),
         claims,
     ),
