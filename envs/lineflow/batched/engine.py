@@ -469,49 +469,57 @@ class _Undrawn:
 
 
 class _Wide:
-    """An engine's constants for one batch size B as contiguous tensors, made on first use: its
-    bool ``(rows, 1)`` columns as ``(rows, B)`` attributes (``wide.source``), and each phase as a
-    filled ``(R, B)`` int8 tensor (``wide.phase(START)``); the int8 ``after_work`` phase column
-    is expanded the same way.
+    """An engine's constants for one batch size B as contiguous tensors: its bool ``(rows, 1)``
+    columns as ``(rows, B)`` attributes (``wide.source``), and each phase as a filled ``(R, B)``
+    int8 tensor (``wide.phase(START)``); the int8 ``after_work`` phase column is expanded the
+    same way.
 
     On the CPU an op of a bool or int8 ``(rows, B)`` tensor with a broadcast column or a scalar
     runs an unvectorized loop, about ten times slower than the same op with a contiguous operand.
 
     ``parent``: a ``_Wide`` of a larger batch, whose tensors this one slices (``[:, :B]``, rows
     of ``B`` contiguous elements, as fast an operand; the compacted batches have new sizes all
-    the time, and a slice costs less than making the tensor).
+    the time, and a slice costs less than making the tensor). The constants are stacked, one
+    ``(K, rows, B)`` tensor per row count and dtype (the phases with the int8 columns), and each
+    is a view of its stack: a smaller batch slices each stack once and unbinds it into all its
+    views at once (two torch calls a stack, instead of a slice, a torch call, per constant it
+    uses: about twenty in each compacted batch).
     """
 
     def __init__(
         self, columns: dict[str, torch.Tensor], rows: int, batch: int, parent: _Wide | None = None
     ) -> None:
         self._columns, self._rows, self._batch, self._parent = columns, rows, batch, parent
-        self._phases: dict[int, torch.Tensor] = {}
-
-    def __getattr__(self, name: str) -> torch.Tensor:
-        if name.startswith("_") or name not in self._columns:
-            raise AttributeError(name)
-        if self._parent is not None:
-            value = getattr(self._parent, name)[:, : self._batch]
+        if parent is None:
+            device = columns["source"].device
+            groups: dict[tuple[int, torch.dtype], list[tuple[str | int, torch.Tensor]]] = {}
+            for name, column in columns.items():
+                groups.setdefault((column.shape[0], column.dtype), []).append((name, column))
+            for value in range(N_PHASES + 1):  # (N_PHASES: for ``_phase_counts``)
+                filled = torch.full((rows, 1), value, dtype=torch.int8, device=device)
+                groups.setdefault((rows, torch.int8), []).append((value, filled))
+            self._stacks = [
+                (
+                    [key for key, _ in items],
+                    torch.stack([c for _, c in items]).expand(-1, -1, batch).contiguous(),
+                )
+                for items in groups.values()
+            ]
         else:
-            value = self._columns[name].expand(-1, self._batch).contiguous()
-        setattr(self, name, value)
-        return value
+            self._stacks = [(keys, stack[:, :, :batch]) for keys, stack in parent._stacks]
+        self._phases: dict[int, torch.Tensor] = {}
+        for keys, stack in self._stacks:
+            for key, value in zip(keys, stack.unbind(0), strict=True):
+                if isinstance(key, int):
+                    self._phases[key] = value
+                else:
+                    setattr(self, key, value)
+
+    def __getattr__(self, name: str) -> torch.Tensor:  # (only for names that are no constant)
+        raise AttributeError(name)
 
     def phase(self, value: int) -> torch.Tensor:
-        found = self._phases.get(value)
-        if found is None:
-            if self._parent is not None:
-                found = self._parent.phase(value)[:, : self._batch]
-            else:
-                found = torch.full(
-                    (self._rows, self._batch),
-                    value,
-                    dtype=torch.int8,
-                    device=self._columns["source"].device,
-                )
-            self._phases[value] = found
-        return found
+        return self._phases[value]
 
 
 _SCALARS: dict[tuple[float, torch.dtype, torch.device], torch.Tensor] = {}
