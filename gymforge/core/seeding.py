@@ -128,6 +128,18 @@ def _counter_head(key: torch.Tensor, counter: torch.Tensor) -> torch.Tensor:
     return x
 
 
+_INVERSE_2_24: dict[tuple[torch.dtype, torch.device], torch.Tensor] = {}
+
+
+def _inverse_2_24(dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """``2**-24`` as a 0-d ``dtype`` tensor on ``device``, made once per (dtype, device)."""
+    key = (dtype, device)
+    found = _INVERSE_2_24.get(key)
+    if found is None:
+        found = _INVERSE_2_24[key] = torch.tensor(1.0 / 16777216.0, dtype=dtype, device=device)
+    return found
+
+
 @dataclass
 class InstanceRNG:
     """Independent random streams for ``B`` instances, advanced by per-instance counters.
@@ -196,7 +208,8 @@ class InstanceRNG:
         _fmix32_int32_(bits, torch.empty_like(bits), _FMIX_STEPS[1:])
         self.counter = self.counter + (1 if where is None else where)
         bits.bitwise_right_shift_(8).bitwise_and_(0xFFFFFF)  # the 24 high bits, as in uniform
-        return bits.to(dtype).mul_(1.0 / 16777216.0)
+        # (one op converts and scales: an integer tensor times a 0-d ``dtype`` tensor is ``dtype``)
+        return torch.mul(bits, _inverse_2_24(dtype, bits.device))
 
     def integers(self, high: int, *shape: int, where: torch.Tensor | None = None) -> torch.Tensor:
         """Draw int64 values uniformly in ``[0, high)`` of shape ``(B, *shape)``; see :meth:`uniform`."""

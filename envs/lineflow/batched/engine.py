@@ -52,7 +52,10 @@ instead of calling ``any``; ``_Wide`` holds the bool row constants and the phase
 contiguous ``(R, B)`` tensors (an op with a broadcast column or a scalar is ~10x slower);
 ``_choose`` selects int8 phases arithmetically; and on lines whose rows' buffers never change (no
 switch), ``_at`` reads slots as whole rows (``index_select``) instead of gathering, as it does
-for the component buffers of assemblies with one each (``_comp_last_slot``).
+for the component buffers of assemblies with one each (``_comp_last_slot``). At the small
+batch sizes of compacted sub-runs the torch calls themselves are the cost, so the engine makes
+fewer: a (B,) tensor becomes a (1, B) row as ``x[None]`` (``x[None, :]`` also slices), a row
+range used twice is sliced once, and so on.
 
 Carriers have a *type*: 0 for a carrier without parts, else one of a source's carrier types
 (``compiled._compile_types``); the parts' assembly conditions and extra processing times are
@@ -836,8 +839,8 @@ class Engine:
         so most instances have such walkers at the start of a step: arriving here spares a
         round over the whole batch (its ``next_event`` and ``_arrive_walkers_only``).
         """
-        now = state.now[None, :]
-        arriving = (state.w_arrive <= now) & (state.now < until)[None, :]
+        now = state.now[None]
+        arriving = (state.w_arrive <= now) & (state.now < until)[None]
         self._workers_arrive(state, None, arriving)
 
     def _advance(self, state: LineState, until: torch.Tensor, rng: InstanceRNG) -> None:
@@ -887,7 +890,7 @@ class Engine:
         walkers_only = _and_not(active, timed)
         if not _any(walkers_only):
             return active
-        self._workers_arrive(state, walkers_only, state.w_arrive <= state.now[None, :])
+        self._workers_arrive(state, walkers_only, state.w_arrive <= state.now[None])
         return active & timed
 
     def _poll_again_only(self, state: LineState, active: torch.Tensor) -> torch.Tensor:
@@ -900,7 +903,7 @@ class Engine:
         in most instances, so this spares the full-batch sweeps those polls would make.
         """
         w = self._wide(state.now.shape[0])
-        now = state.now[None, :]
+        now = state.now[None]
         due = state.wake <= now
         selected = _lookup(self._inputs_flat, self._inputs_offset + state.index_in)
         empty = state.count.gather(0, selected) == 0
@@ -912,7 +915,7 @@ class Engine:
         polls_only = _and_not(active, other)
         if not _any(polls_only):
             return active
-        again = poll_fails & polls_only[None, :]
+        again = poll_fails & polls_only[None]
         state.wake = torch.where(again, now + self.col.poll, state.wake)
         return active & other
 
@@ -970,7 +973,7 @@ class Engine:
         """
         w = self._wide(state.now.shape[0])
         line = self.line
-        now = state.now[None, :]
+        now = state.now[None]
         phase = state.phase
         due = _Due(
             timers=state.wake <= now,
@@ -1028,7 +1031,7 @@ class Engine:
         """
         if not _any(ends):
             return pending, claims
-        ending = ends & _and_not(active, pending)[None, :]
+        ending = ends & _and_not(active, pending)[None]
         if not _any(ending):
             return pending, claims
         w = self._wide(state.now.shape[0])
@@ -1036,7 +1039,7 @@ class Engine:
             self._release(state, ending)
         finished = ending & w.sink
         state.n_parts = state.n_parts + finished.sum(dim=0)
-        state.last_time = torch.where(ending, state.now[None, :] - state.started, state.last_time)
+        state.last_time = torch.where(ending, state.now[None] - state.started, state.last_time)
         if self._typed:
             state.carrier_type = torch.where(
                 finished, _scalar(EMPTY_TYPE, state.carrier_type), state.carrier_type
@@ -1062,7 +1065,7 @@ class Engine:
         room = state.count.gather(0, selected) < _lookup(self.line.capacity, selected)
         state.cur_out = torch.where(checking & room, selected, state.cur_out)
         state.wake = torch.where(
-            _and_not(checking, room), state.now[None, :] + self.col.poll, state.wake
+            _and_not(checking, room), state.now[None] + self.col.poll, state.wake
         )
         return _choose(checking, _choose(room, PUT_WAIT, w.phase(OUT_POLL)), phase)
 
@@ -1092,7 +1095,7 @@ class Engine:
         """
         free = None
         if _any(claims):
-            free = claims & _and_not(active, pending)[None, :]
+            free = claims & _and_not(active, pending)[None]
             if _any(free):
                 state.phase = _choose(free, PUTTING, state.phase)
                 self._hold_first(state, free)
@@ -1143,8 +1146,8 @@ class Engine:
         """
         w = self._wide(state.now.shape[0])
         line, col = self.line, self.col
-        now = state.now[None, :]
-        act = None if everyone else active[None, :]  # None: every instance (no masking)
+        now = state.now[None]
+        act = None if everyone else active[None]  # None: every instance (no masking)
         self._slots(state, None if everyone else active, None if due is None else due.slots)
         if line.n_workers:
             arriving = state.w_arrive <= now if due is None else due.workers
@@ -1372,7 +1375,7 @@ class Engine:
         rng: InstanceRNG,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         line = self.line
-        now = state.now[None, :]
+        now = state.now[None]
         count = _lookup(line.part_count.flatten(), state.carrier_type * line.rows + self._row)
         finished = mask & (state.seq_part >= count)
         state.last_time = torch.where(finished, state.seq_total, state.last_time)
@@ -1394,7 +1397,7 @@ class Engine:
         """START: sources wait, switches check their input, magazines fetch, others get."""
         w = self._wide(state.now.shape[0])
         col = self.col
-        now = state.now[None, :]
+        now = state.now[None]
         waits = starting & w.source & (state.waiting > 0)
         state.wake = torch.where(waits, now + state.waiting, state.wake)
         new_phase = _choose(waits, WAIT, w.phase(GET_WAIT))
@@ -1428,7 +1431,7 @@ class Engine:
                 take, _scalar(EMPTY_TYPE, state.carrier_type), state.carrier_type
             )
         wait = _and_not(mask, take)
-        state.wake = torch.where(wait, state.now[None, :] + 1.0, state.wake)
+        state.wake = torch.where(wait, state.now[None] + 1.0, state.wake)
         return _choose(take, PUT_WAIT, _choose(wait, MAG_POLL, phase))
 
     def _match_target(self, state: LineState, mask: torch.Tensor) -> None:
@@ -1453,8 +1456,8 @@ class Engine:
         or ``_move_on``'s came last), and nothing since frees a slot (``_claim_only`` and
         ``_work_ends_only`` only fill first slots or touch none), so the moves are skipped.
         """
-        act = None if active is None else active[None, :]
-        now = state.now[None, :]
+        act = None if active is None else active[None]
+        now = state.now[None]
         arriving = _only(act, state.ready <= now if arrivals is None else arrivals)
         if _any(arriving):
             state.arrived.logical_or_(arriving)
@@ -1498,7 +1501,7 @@ class Engine:
                 chained[:-1].bitwise_or_(passes[1:] & frees[1:])
                 frees = chained
             move = passes & frees
-        now = state.now[None, :]
+        now = state.now[None]
         # ``x & ~move`` in place as ``move < x`` (``_and_not``) written into ``x``: no ``~move``
         torch.lt(move, arrived_from, out=arrived_from)
         torch.lt(move, held_from, out=held_from)
@@ -1686,7 +1689,7 @@ class Engine:
         """The ends of the works with noise ``undrawn.work`` (R, B), with their numbers ``u``
         (R, B). (Those without noise have their end: it may even have come, at once.)"""
         duration = undrawn.base - torch.log1p(-u) * self.col.noise_scale
-        state.wake = torch.where(undrawn.work, state.now[None, :] + duration, state.wake)
+        state.wake = torch.where(undrawn.work, state.now[None] + duration, state.wake)
 
     def _draw_put_times(
         self, state: LineState, mask: torch.Tensor, where: torch.Tensor, rng: InstanceRNG
@@ -1705,7 +1708,7 @@ class Engine:
         else:
             put_time, put_scale = self._fixed_put_time, self._fixed_put_scale
         duration = put_time - torch.log1p(-u) * put_scale
-        state.wake = torch.where(mask, state.now[None, :] + duration, state.wake)
+        state.wake = torch.where(mask, state.now[None] + duration, state.wake)
 
     def _finish_put(self, state: LineState, mask: torch.Tensor) -> None:
         first = self._out_first_slot(state)
@@ -1727,7 +1730,7 @@ class Engine:
         without noise)."""
         w = self._wide(state.now.shape[0])
         line, col = self.line, self.col
-        now = state.now[None, :]
+        now = state.now[None]
         if line.n_workers:
             self._take_workers(state, mask & w.takes_at_work)
         # the second number of a row's pair decides rework: without rework anywhere it is
@@ -1815,7 +1818,7 @@ class Engine:
     def _workers_leave(self, state: LineState, rows: torch.Tensor) -> None:
         """Free standing workers whose target differs from their station start walking."""
         leave = (
-            rows[None, :]
+            rows[None]
             & (state.w_holder < 0)
             & (state.w_arrive == INF)
             & (state.w_target != state.w_station)
@@ -1827,13 +1830,13 @@ class Engine:
         else:  # (no walk takes no time)
             walk = leave
         state.w_dest = torch.where(walk, state.w_target, state.w_dest)
-        state.w_arrive = torch.where(walk, state.now[None, :] + self._transition, state.w_arrive)
+        state.w_arrive = torch.where(walk, state.now[None] + self._transition, state.w_arrive)
 
     def _workers_arrive(
         self, state: LineState, active: torch.Tensor | None, arrived: torch.Tensor
     ) -> None:
         """Workers whose walk ends (``arrived``: ``w_arrive <= now``, (W, B)) reach their station."""
-        arriving = _only(None if active is None else active[None, :], arrived)
+        arriving = _only(None if active is None else active[None], arrived)
         if not _any(arriving):
             return
         state.w_station = torch.where(arriving, state.w_dest, state.w_station)
