@@ -779,21 +779,24 @@ class Engine:
         self._last_wide: _Wide | None = None  # the last one asked for
 
     def _wide(self, batch: int) -> _Wide:
-        """The ``_Wide`` constants for batch size ``batch`` (the last few sizes are kept; those
-        smaller than the largest batch so far slice its constants)."""
+        """The ``_Wide`` constants for batch size ``batch`` (the largest batch's and the last few
+        sizes' are kept; those smaller than the largest batch so far slice its constants).
+
+        The largest is looked up apart from the last few sizes (the compacted batches bring new
+        ones all the time, which would soon evict it and make it again, stacks and all)."""
         wide = self._last_wide
         if wide is not None and wide._batch == batch:
             return wide
-        wide = self._wides.get(batch)
+        widest = self._widest
+        wide = widest if widest is not None and widest._batch == batch else self._wides.get(batch)
         if wide is None:
-            widest = self._widest
             parent = widest if widest is not None and widest._batch > batch else None
             wide = self._wides[batch] = _Wide(self._bool_columns, self.line.rows, batch, parent)
             if parent is None:
                 self._widest = wide
             if len(self._wides) > WIDE_CACHE:
                 self._wides.popitem(last=False)
-        else:
+        elif wide is not widest:
             self._wides.move_to_end(batch)
         self._last_wide = wide
         return wide

@@ -394,6 +394,14 @@ def test_wide__of_a_smaller_batch_slices_the_widest_with_the_same_values():
     assert eng._wide(500)._parent is None and eng._widest._batch == 500
 
 
+def test_wide__of_the_largest_batch_is_kept_past_the_last_few_sizes():
+    eng = LineFlowVecEnv(num_envs=2, scenario="waiting_time").engine
+    widest = eng._wide(400)
+    for batch in range(1, 3 * engine.WIDE_CACHE):  # (more new sizes than are kept)
+        assert eng._wide(batch)._parent is widest
+    assert eng._wide(400) is widest and len(eng._wides) <= engine.WIDE_CACHE + 1
+
+
 def _move_with_every_chain(eng, state) -> None:
     """``Engine._move`` (all instances) as it was: the chain recurrence always run."""
     passes = state.arrived[:-1] & eng._passable
