@@ -749,6 +749,13 @@ class Engine:
         self._defer_work = (
             self._defer_puts and simple_work and _works_take_time(line, line.noise_scale > 0)
         )
+        # where they do, on lines without workers (whose speed-ups make the factor) the work
+        # times before the noise and until the draw (``_start_work``'s ``base`` and
+        # ``duration``) are the same (R, 1) columns every time: made once, by the same ops
+        self._fixed_work: tuple[torch.Tensor, torch.Tensor] | None = None
+        if self._defer_work and not line.n_workers:
+            base = col.processing_time * 1.0
+            self._fixed_work = (base, base - _LOG1P_AT_ZERO * col.noise_scale)
         # bool columns used as masks (and ``after_work``, int8), expanded per batch size (see
         # ``_Wide``)
         self._bool_columns = {
@@ -1032,9 +1039,7 @@ class Engine:
         ComplexLine switch) end their work at the instant they start it, which made a second
         sweep in most settles of such lines.
         """
-        if not _any(ends):
-            return pending, claims
-        ending = ends & _and_not(active, pending)[None]
+        ending = ends & _and_not(active, pending)[None]  # (one check: most settles have ends)
         if not _any(ending):
             return pending, claims
         w = self._wide(state.now.shape[0])
@@ -1096,16 +1101,14 @@ class Engine:
         ``undrawn``: the draws the sweep just left (see ``_puts_take_time``), made here first,
         with these in one draw where they can share it (``_draw_undrawn``).
         """
-        free = None
-        if _any(claims):
-            free = claims & _and_not(active, pending)[None]
-            if _any(free):
-                state.phase = _choose(free, PUTTING, state.phase)
-                self._hold_first(state, free)
-            else:
-                free = None
-        if undrawn is not None or free is not None:
-            self._draw_undrawn(state, undrawn, free, rng)
+        # (one check, not one of ``claims`` first: most settles have some)
+        free = claims & _and_not(active, pending)[None]
+        claiming = _any(free)
+        if claiming:
+            state.phase = _choose(free, PUTTING, state.phase)
+            self._hold_first(state, free)
+        if undrawn is not None or claiming:
+            self._draw_undrawn(state, undrawn, free if claiming else None, rng)
         return active & pending
 
     def apply_action(self, state: LineState, action: torch.Tensor) -> None:
@@ -1684,14 +1687,19 @@ class Engine:
         if puts is None:  # (only the works: the first numbers of pairs, as ``_start_work``)
             self._end_work(state, undrawn, _uniform_firsts(rng, rows, where))  # type: ignore[arg-type]
             return
-        u = _uniform_pairs(rng, rows, where)
-        self._end_work(state, undrawn, u[:, 0])  # type: ignore[arg-type]
-        self._put_times(state, puts, u.view(2 * rows, -1)[:rows])
+        # ``log1p(-u)`` of both halves' numbers at once (one call each for the two)
+        log = torch.log1p(-_uniform_pairs(rng, rows, where))
+        self._end_work(state, undrawn, log[:, 0], logged=True)  # type: ignore[arg-type]
+        self._put_times(state, puts, log.view(2 * rows, -1)[:rows], logged=True)
 
-    def _end_work(self, state: LineState, undrawn: _Undrawn, u: torch.Tensor) -> None:
+    def _end_work(
+        self, state: LineState, undrawn: _Undrawn, u: torch.Tensor, logged: bool = False
+    ) -> None:
         """The ends of the works with noise ``undrawn.work`` (R, B), with their numbers ``u``
-        (R, B). (Those without noise have their end: it may even have come, at once.)"""
-        duration = undrawn.base - torch.log1p(-u) * self.col.noise_scale
+        (R, B; ``logged``: already as ``log1p(-u)``). (Those without noise have their end: it
+        may even have come, at once.)"""
+        log = u if logged else torch.log1p(-u)
+        duration = undrawn.base - log * self.col.noise_scale
         state.wake = torch.where(undrawn.work, state.now[None] + duration, state.wake)
 
     def _draw_put_times(
@@ -1702,15 +1710,18 @@ class Engine:
         line = self.line
         self._put_times(state, mask, _uniform_rows(rng, line.rows, where))
 
-    def _put_times(self, state: LineState, mask: torch.Tensor, u: torch.Tensor) -> None:
-        """Rows in ``mask`` (R, B) start putting on, with their numbers ``u`` (R, B)."""
+    def _put_times(
+        self, state: LineState, mask: torch.Tensor, u: torch.Tensor, logged: bool = False
+    ) -> None:
+        """Rows in ``mask`` (R, B) start putting on, with their numbers ``u`` (R, B;
+        ``logged``: already as ``log1p(-u)``)."""
         line = self.line
         if self._has_switch:
             put_time = _lookup(line.put_time, state.cur_out)
             put_scale = _lookup(line.put_scale, state.cur_out)
         else:
             put_time, put_scale = self._fixed_put_time, self._fixed_put_scale
-        duration = put_time - torch.log1p(-u) * put_scale
+        duration = put_time - (u if logged else torch.log1p(-u)) * put_scale
         state.wake = torch.where(mask, state.now[None] + duration, state.wake)
 
     def _finish_put(self, state: LineState, mask: torch.Tensor) -> None:
@@ -1764,8 +1775,11 @@ class Engine:
             duration = time * factor - torch.log1p(-u[:, 0]) * col.noise_scale
             duration = torch.where(u[:, 1] < col.rework_probability, 2 * duration, duration)
         elif deferred:
-            base = time * factor
-            duration = base - u * col.noise_scale  # (u: log1p(-0.0))
+            if self._fixed_work is not None:  # (the same columns every time)
+                base, duration = self._fixed_work
+            else:
+                base = time * factor
+                duration = base - u * col.noise_scale  # (u: log1p(-0.0))
         else:  # (u[:, 1] < 0 never holds)
             duration = time * factor - torch.log1p(-u) * col.noise_scale
         state.started = torch.where(mask, now, state.started)
