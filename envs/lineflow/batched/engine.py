@@ -165,6 +165,9 @@ class LineState:
     BATCH_DIM = -1
 
 
+_FIELD_NAMES = tuple(field.name for field in fields(LineState))  # (``fields`` is slow)
+
+
 def initial_state(line: CompiledLine, batch: int) -> LineState:
     device = line.kind.device
     r, nb, ns, w = line.rows, line.null_buffer + 1, line.n_slots, line.n_workers
@@ -350,35 +353,33 @@ def _select(state: LineState, index: torch.Tensor, names: tuple[str, ...]) -> Li
     """The instances ``index`` of ``state``; fields outside ``names`` are left ``None`` (so a rule
     that reads one fails loudly instead of broadcasting a full-batch tensor)."""
     expanded = _Expanded(index)
-    chosen = {name: _gather_last(getattr(state, name), expanded) for name in names}
-    return LineState(**{f.name: chosen.get(f.name) for f in fields(LineState)})
+    chosen = {}
+    for name in names:
+        value = getattr(state, name)
+        chosen[name] = value.gather(-1, expanded.like(value))
+    return LineState(**{name: chosen.get(name) for name in _FIELD_NAMES})
 
 
 class _Expanded:
     """``index`` (B',) expanded over the leading axis of each field shape it meets, made once
-    per row count: the fields of a state have only a few row counts (R, NS, W, ...), so one
-    compaction expands the index a few times instead of once per field (each expand is a torch
-    call, and at the batch sizes that compaction produces the calls cost more than the copies)."""
+    per shape, for a gather or scatter along the last axis of the field (several times faster
+    on the CPU than ``index_select`` or ``index_copy_`` along the last axis): the fields of a
+    state have only a few shapes ((B,), (R, B), (NS, B), ...), so one compaction expands the
+    index a few times instead of once per field (each expand is a torch call, and at the batch
+    sizes that compaction produces the calls cost more than the copies)."""
 
     def __init__(self, index: torch.Tensor) -> None:
         self.index = index
-        self._by_rows: dict[int, torch.Tensor] = {}
+        self._by_shape: dict[torch.Size, torch.Tensor] = {}
 
     def like(self, value: torch.Tensor) -> torch.Tensor:
         """The index for a gather or scatter along the last axis of ``value`` (1-D or 2-D)."""
-        if value.dim() == 1:
-            return self.index
-        rows = value.shape[0]
-        found = self._by_rows.get(rows)
+        shape = value.shape
+        found = self._by_shape.get(shape)
         if found is None:
-            found = self._by_rows[rows] = self.index.expand(rows, -1)
+            found = self.index if len(shape) == 1 else self.index.expand(shape[0], -1)
+            self._by_shape[shape] = found
         return found
-
-
-def _gather_last(value: torch.Tensor, index: _Expanded) -> torch.Tensor:
-    """``value[..., index]``: a gather with the index expanded over the leading axis (several
-    times faster on the CPU than ``index_select`` along the last axis)."""
-    return value.gather(-1, index.like(value))
 
 
 def _write_back(
