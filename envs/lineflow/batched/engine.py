@@ -993,12 +993,16 @@ class Engine:
         )
         arrived_in = self._arrived_at(state, self._in_last_slot(state))
         if self._zero_work:
-            ends = due.timers & (phase == w.phase(WORKING)) & w.ends_simply
+            ends = due.timers & (phase == w.phase(WORKING))
+            if self._has_sequential:  # (the only rows that do not end simply)
+                ends &= w.ends_simply
             ends = _and_not(ends, w.restarts & arrived_in)
             timers = _and_not(due.timers, ends)
         else:
             ends, timers = None, due.timers
-        pending = timers | (phase == w.phase(START)) | (phase == w.phase(OUT_CHECK))
+        pending = timers | (phase == w.phase(START))
+        if self._has_switch:  # (only switches check their output)
+            pending |= phase == w.phase(OUT_CHECK)
         if self._has_sequential:
             pending |= phase == w.phase(SEQ_NEXT)
         waiting = phase == w.phase(GET_WAIT)
