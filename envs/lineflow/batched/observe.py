@@ -128,6 +128,13 @@ class Observer:
         self._stations = torch.arange(s, device=device)[:, None]
         every_phase = torch.arange(N_PHASES, device=device)[:, None].expand(N_PHASES, s)
         self._mode_table = self._modes_of(every_phase.T).T.flatten()  # (N_PHASES * S,)
+        # the modes one-hot: 1.0 at ``(phase * S + station) * 3 + mode`` for each (phase,
+        # station) and its mode, else 0.0, looked up at ``phase * 3S + (station * 3 + mode)``
+        modes = torch.arange(3, device=device)
+        self._mode_one_hot = (
+            (self._mode_table[:, None] == modes).to(torch.float32).flatten()
+        )  # (N_PHASES * S * 3,)
+        self._mode_offsets = (self._stations * 3 + modes)[:, :, None]  # (S, 3, 1)
         self._capacity = line.capacity[:-1, None].to(torch.float64)
         self._type_rows = torch.tensor(type_rows, dtype=torch.long, device=device)
         self._type_ids = torch.tensor(type_ids, dtype=torch.long, device=device)[:, None]
@@ -203,7 +210,11 @@ class Observer:
     # --- feature groups: (width, B) in the raw column order of ``__init__``: float64, or
     # float32 where every value is 0 or 1 (exact in both) ----------------------------------------
     def _group_modes(self, state: LineState) -> torch.Tensor:
-        return _one_hot(self._station_modes(state), 3)
+        """``_one_hot(self._station_modes(state), 3)`` in one lookup of the float32 one-hot
+        table (no int64 modes, comparison and conversion of (S, 3, B) in between)."""
+        s = self.line.n_stations
+        index = state.phase[:s].long()[:, None, :] * (3 * s) + self._mode_offsets
+        return self._mode_one_hot.index_select(0, index.view(-1)).view(3 * s, -1)
 
     def _group_waiting_time(self, state: LineState) -> torch.Tensor:
         return state.waiting[: self.line.n_stations] / self._largest

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from gymforge.core.seeding import InstanceRNG
-from gymforge.envs.lineflow.batched import engine
+from gymforge.envs.lineflow.batched import engine, observe
 from gymforge.envs.lineflow.batched.vector_env import LineFlowVecEnv
 
 
@@ -502,3 +502,17 @@ def test_after_work__is_the_phase_the_working_rule_chose(scenario):
     assert eng._puts_on_null == (
         eng._has_switch or bool((~has_out & (kind != engine.KIND_SINK)).any())
     )
+
+
+@pytest.mark.parametrize("scenario", ["waiting_time", "complex_line", "worker_assignment"])
+def test_observer_modes__one_lookup_is_the_one_hot_of_the_station_modes(scenario):
+    env = LineFlowVecEnv(num_envs=257, scenario=scenario)
+    observer, state = env.observer, env.state
+    generator = torch.Generator().manual_seed(0)
+    state.phase = torch.randint(
+        0, engine.N_PHASES, state.phase.shape, generator=generator, dtype=torch.int8
+    )
+    expected = observe._one_hot(observer._station_modes(state), 3)
+    got = observer._group_modes(state)
+    assert got.dtype == torch.float32 and torch.equal(got, expected)
+    assert set(observer._station_modes(state).unique().tolist()) == {0, 1, 2}  # (every mode)
