@@ -1263,8 +1263,8 @@ class Engine:
                     phase = _choose(collected, START, phase)
                 if line.n_workers:
                     self._take_workers(state, done & w.takes_at_get)
-                to_components = done & w.assembly
-                if self._has_assembly:
+                if self._has_assembly:  # (lines without assemblies skip their mask)
+                    to_components = done & w.assembly
                     state.comp_k = torch.where(
                         to_components, _scalar(0, state.comp_k), state.comp_k
                     )
