@@ -102,10 +102,7 @@ def rollout(
     ``record_every`` steps, at most 500 frames).
     """
     spec = get_spec(env_id)
-    if agent_name not in spec.agents:
-        raise ValueError(
-            f"agent must be one of {sorted(spec.agents)} for {env_id}, got {agent_name!r}"
-        )
+    _check_agent_name(spec, agent_name)
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     if spec.capabilities.multi_agent:
@@ -115,7 +112,7 @@ def rollout(
     if record is not None:
         _check_record(spec, record, record_every)
     env = gym.make(env_id, **({"render_mode": "rgb_array"} if record else {}))
-    agent = load_entry_point(spec.agents[agent_name])(env)
+    agent = _load_agent(spec, agent_name, env, batched=False)
     returns: list[float] = []
     lengths: list[int] = []
     frames: list[np.ndarray] = []
@@ -210,10 +207,7 @@ def batched_rollout(
         raise ValueError(
             f"{env_id} has no batched (vector) implementation; drop --num-envs/--device"
         )
-    if agent_name not in spec.agents:
-        raise ValueError(
-            f"agent must be one of {sorted(spec.agents)} for {env_id}, got {agent_name!r}"
-        )
+    _check_agent_name(spec, agent_name)
     if episodes < 1 or num_envs < 1:
         raise ValueError(f"episodes and num_envs must be >= 1, got {episodes} and {num_envs}")
     import torch
@@ -225,7 +219,7 @@ def batched_rollout(
         device=device,
         num_workers=num_workers,
     )
-    agent = load_entry_point(spec.agents[agent_name])(env)
+    agent = _load_agent(spec, agent_name, env, batched=True)
     agent.reset(seed=seed)
     obs, info = env.reset(seed=seed)
     totals = np.zeros(num_envs)
@@ -243,6 +237,8 @@ def batched_rollout(
         lengths += 1
         steps += num_envs
         for i in np.flatnonzero((terminated | truncated).cpu().numpy()):
+            if hasattr(agent, "episode_done"):  # saved policies with frames or memory
+                agent.episode_done(int(i))
             if len(returns[i]) < episodes:
                 returns[i].append(float(totals[i]))
                 episode_lengths.append(int(lengths[i]))
@@ -253,6 +249,39 @@ def batched_rollout(
     seeds = [seed + i for i in range(num_envs)]
     result = _summary(env_id, agent_name, seeds, flat, episode_lengths, steps / elapsed)
     return {**result, "num_envs": num_envs, "device": device, "num_workers": num_workers}
+
+
+def _check_agent_name(spec: EnvSpec, agent_name: str) -> None:
+    """A reference agent of the id or an existing saved agent (file or run folder)."""
+    if agent_name in spec.agents or Path(agent_name).exists():
+        return
+    raise ValueError(
+        f"agent must be one of {sorted(spec.agents)} for {spec.id}, or a saved agent (a "
+        f"`gymforge train` run folder, model.zip or policy.pt), got {agent_name!r}"
+    )
+
+
+def _load_agent(spec: EnvSpec, agent_name: str, env: Any, batched: bool) -> Any:
+    """A reference agent by name, or a saved agent loaded as `gymforge evaluate` loads it."""
+    if agent_name in spec.agents:
+        return load_entry_point(spec.agents[agent_name])(env)
+    from gymforge.leaderboards.agent_spec import build_agent, parse_agent_spec
+
+    record = parse_agent_spec(agent_name, spec.id)
+    if not batched:
+        return build_agent(record, lambda: env)
+    if record.kind == "torch_policy":
+        from gymforge.baselines.ondevice.agent import TorchPolicyAgent
+
+        return TorchPolicyAgent(record.artifact, device=str(getattr(env, "device", "cpu")))
+    if record.kind == "sb3":
+        from gymforge.baselines.sb3.agent import load_agent
+
+        return load_agent(record.artifact)
+    raise ValueError(
+        f"batched rollouts take reference agents, SB3 models and on-device policies; "
+        f"{agent_name} is a {record.kind} agent (drop --num-envs)"
+    )
 
 
 def _summary(

@@ -9,7 +9,9 @@ SPEC is one of:
 - a saved Stable-Baselines3 model, ``PATH.zip`` (the algorithm is read from the file) or
   ``sb3:ALGO:PATH`` with ALGO one of :data:`SB3_ALGORITHMS`;
 - a TorchScript module, ``PATH.pt`` / ``PATH.ts`` or ``torchscript:PATH``: called on a batch of
-  one float32 observation, it returns the batch of one action.
+  one float32 observation, it returns the batch of one action;
+- a policy of the on-device trainer (``gymforge train --backend torch``): its ``policy.pt`` or the
+  run folder holding it (weights, network and observation statistics in one file).
 
 The record (:class:`AgentRecord`) names the kind, the entry point or the artifact and its sha256;
 results and submissions store it, and verify rebuilds the agent from it.
@@ -27,6 +29,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from gymforge.baselines.ondevice.agent import POLICY_FILE, TorchPolicyAgent, is_policy_file
 from gymforge.leaderboards.files import sha256_bytes, sha256_file
 from gymforge.registry import get_spec, load_entry_point
 
@@ -39,7 +42,7 @@ SB3_ALGORITHMS: dict[str, str] = {
     "recurrentppo": "sb3_contrib:RecurrentPPO",
     "trpo": "sb3_contrib:TRPO",
 }
-KINDS = ("entry_point", "sb3", "torchscript")
+KINDS = ("entry_point", "sb3", "torchscript", "torch_policy")
 
 
 @dataclass(frozen=True)
@@ -47,9 +50,9 @@ class AgentRecord:
     """What an evaluated agent was.
 
     Attributes:
-        kind: ``"entry_point"``, ``"sb3"`` or ``"torchscript"``.
+        kind: ``"entry_point"``, ``"sb3"``, ``"torchscript"`` or ``"torch_policy"``.
         entry_point: ``module:factory`` (entry points only).
-        artifact: path of the model file (sb3 and torchscript only).
+        artifact: path of the model file (every kind but entry points).
         algorithm: SB3 algorithm name (sb3 only).
         sha256: of the artifact file, or of the entry-point string.
     """
@@ -116,6 +119,8 @@ def parse_agent_spec(spec: str, env_id: str) -> AgentRecord:
     path = Path(spec)
     if path.is_dir() and (path / "model.zip").is_file():  # a `gymforge train` run folder
         path = path / "model.zip"
+    elif path.is_dir() and (path / POLICY_FILE).is_file():  # a `--backend torch` run folder
+        path = path / POLICY_FILE
     if path.suffix in (".zip", ".pt", ".ts", ".pth") or path.is_file():
         if not path.is_file():
             raise ValueError(f"--agent file not found: {path}")
@@ -123,9 +128,11 @@ def parse_agent_spec(spec: str, env_id: str) -> AgentRecord:
             return _artifact_record("sb3", path, detect_sb3_algorithm(path))
         if _is_torchscript(path):
             return _artifact_record("torchscript", path, None)
+        if is_policy_file(path):
+            return _artifact_record("torch_policy", path, None)
         raise ValueError(
             f"--agent {path} is neither a Stable-Baselines3 model (.zip with 'data' and "
-            "'policy.pth') nor a TorchScript module"
+            "'policy.pth'), a TorchScript module nor an on-device policy (policy.pt)"
         )
     if ":" in spec:
         return _entry_point_record(spec)
@@ -236,6 +243,8 @@ def build_agent(record: AgentRecord, make_env: Any, base: Path | None = None) ->
     env = make_env()
     if record.kind == "sb3":
         return SB3Agent(path, record.algorithm, env)
+    if record.kind == "torch_policy":
+        return OnDevicePolicyAgent(path, env)
     return TorchScriptAgent(path, env)
 
 
@@ -317,6 +326,34 @@ class SB3Agent:
         else:
             action, _ = self.model.predict(self._stack, deterministic=True)
         return _to_env_action(action, self.model.action_space, self.env_action_space)
+
+
+class OnDevicePolicyAgent:
+    """A policy of the on-device trainer acting greedily on one observation at a time, with
+    actions in the env's own form (checked against its action space)."""
+
+    def __init__(self, path: Path, env: gym.Env) -> None:
+        import torch
+
+        torch.set_num_threads(1)
+        self.agent = TorchPolicyAgent(path)
+        self.action_space = env.action_space
+        shape = env.observation_space.shape
+        if shape is None or tuple(shape) != tuple(self.agent.spec.obs_shape):
+            raise ValueError(
+                f"policy {path} reads observations of shape {tuple(self.agent.spec.obs_shape)}; "
+                f"the env's observation space is {env.observation_space}"
+            )
+
+    def reset(self, seed: int | None = None) -> None:
+        self.agent.reset(seed)
+
+    def act(self, observation: Any, info: dict[str, Any] | None = None) -> Any:
+        action = self.agent.act(np.asarray(observation, dtype=np.float32), info)
+        action = _to_env_action(action, self.action_space, self.action_space)
+        if not self.action_space.contains(action):
+            raise ValueError(f"policy returned {action!r}, outside {self.action_space}")
+        return action
 
 
 class TorchScriptAgent:

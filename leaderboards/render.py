@@ -68,6 +68,8 @@ def _agent_label(agent: dict[str, Any]) -> str:
         return agent["entry_point"]
     if agent["kind"] == "sb3":
         return f"sb3:{agent['algorithm']} {agent['artifact']}"
+    if agent["kind"] == "torch_policy":
+        return f"torch policy {agent['artifact']}"
     return f"torchscript {agent['artifact']}"
 
 

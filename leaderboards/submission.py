@@ -196,7 +196,7 @@ def submit(
                 raise ValueError(f"{source} changed while it was being evaluated")
             stored = AgentRecord(**{**record.to_json(), "artifact": f"policy/{source.name}"})
             results["agent"] = stored.to_json()
-            if record.kind == "sb3":
+            if record.kind in ("sb3", "torch_policy"):
                 for name in RUN_FILES:
                     if (source.parent / name).is_file() and name != source.name:
                         shutil.copyfile(source.parent / name, staging / "policy" / name)

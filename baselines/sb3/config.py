@@ -26,6 +26,7 @@ import copy
 import hashlib
 import inspect
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,8 +172,20 @@ def algo_parameters(algo: str) -> list[str]:
     return sorted(n for n in names if n not in RESERVED_ALGO_KWARGS)
 
 
-def check_file(data: dict[str, Any], source: str) -> None:
-    """Validate one config mapping (complete or partial); errors name ``source`` and the key."""
+def check_file(
+    data: dict[str, Any],
+    source: str,
+    parameters: Callable[[str], list[str]] | None = None,
+    algorithms: tuple[str, ...] | None = None,
+) -> None:
+    """Validate one config mapping (complete or partial); errors name ``source`` and the key.
+
+    ``parameters(algo)`` lists the settings an ``algos`` entry may hold and ``algorithms`` the
+    algorithm names (default: the SB3 constructors and :data:`ALGORITHMS`; the on-device trainer
+    passes its own).
+    """
+    parameters = parameters or algo_parameters
+    algorithms = algorithms or tuple(ALGORITHMS)
     _unknown(data, TOP_KEYS, source)
     if "version" not in data:
         raise ValueError(f"{source}: missing key 'version' (must be {SCHEMA_VERSION})")
@@ -211,10 +224,10 @@ def check_file(data: dict[str, Any], source: str) -> None:
             _int(ev["episodes"], f"{source}: eval.episodes", 1)
     if "algos" in data:
         algos = _mapping(data["algos"], f"{source}: algos")
-        _unknown(algos, tuple(ALGORITHMS), f"{source}: algos")
+        _unknown(algos, algorithms, f"{source}: algos")
         for name, kwargs in algos.items():
             kwargs = _mapping(kwargs if kwargs is not None else {}, f"{source}: algos.{name}")
-            allowed = algo_parameters(name)
+            allowed = parameters(name)
             for key in kwargs:
                 if key in RESERVED_ALGO_KWARGS:
                     raise ValueError(
@@ -243,9 +256,9 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def task_config_path(env_id: str) -> Path | None:
+def task_config_path(env_id: str, config_dir: Path = CONFIG_DIR) -> Path | None:
     """The packaged defaults file of ``env_id``, if it has one."""
-    path = CONFIG_DIR / f"{env_id}.yaml"
+    path = config_dir / f"{env_id}.yaml"
     return path if path.is_file() else None
 
 
@@ -255,7 +268,11 @@ def file_sha256(path: str | Path) -> str:
 
 
 def load_config(
-    env_id: str, user_file: str | Path | None = None, overrides: dict[str, Any] | None = None
+    env_id: str,
+    user_file: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    config_dir: Path = CONFIG_DIR,
+    check: Callable[[dict[str, Any], str], None] = check_file,
 ) -> TrainConfig:
     """The merged, validated config of a run on ``env_id``.
 
@@ -264,11 +281,13 @@ def load_config(
         user_file: an optional ``--config`` file (YAML or JSON).
         overrides: an optional mapping in the file schema (``version`` may be left out), applied
             last; sweeps pass their hyperparameter grid points this way.
+        config_dir, check: where the packaged files are and how each layer is validated (the
+            on-device trainer has its own folder and algorithm settings).
     """
     layers: list[tuple[str, dict[str, Any]]] = [
-        ("default.yaml", read_file(CONFIG_DIR / "default.yaml"))
+        ("default.yaml", read_file(config_dir / "default.yaml"))
     ]
-    task_path = task_config_path(env_id)
+    task_path = task_config_path(env_id, config_dir)
     if task_path is not None:
         layers.append((task_path.name, read_file(task_path)))
     if user_file is not None:
@@ -277,14 +296,18 @@ def load_config(
         layers.append(("overrides", {"version": SCHEMA_VERSION, **overrides}))
     merged: dict[str, Any] = {}
     for source, data in layers:
-        check_file(data, source)
+        check(data, source)
         merged = _merge(merged, data)
-    return from_mapping(merged, tuple(source for source, _ in layers))
+    return from_mapping(merged, tuple(source for source, _ in layers), check)
 
 
-def from_mapping(merged: dict[str, Any], sources: tuple[str, ...] = ()) -> TrainConfig:
+def from_mapping(
+    merged: dict[str, Any],
+    sources: tuple[str, ...] = (),
+    check: Callable[[dict[str, Any], str], None] = check_file,
+) -> TrainConfig:
     """A :class:`TrainConfig` from a complete mapping (e.g. ``TrainConfig.to_json()`` output)."""
-    check_file(merged, sources[-1] if sources else "config")
+    check(merged, sources[-1] if sources else "config")
     cur = merged.get("curriculum")
     curriculum = None
     if cur is not None:

@@ -11,6 +11,7 @@ import argparse
 
 from gymforge.registry import get_spec, load_entry_point
 
+BACKENDS = ("sb3", "torch")
 #: algorithm name -> trainer entry point. Families and baselines add their rows here.
 TRAINERS: dict[str, str] = {
     "qmamba": "gymforge.agents.metabbo.train:train_cli",  # MetaBBO offline agent
@@ -35,6 +36,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ValueError(f"--algo is required; allowed: {sorted(TRAINERS)}")
     if args.algo not in TRAINERS:
         raise ValueError(f"unknown --algo {args.algo!r}; allowed: {sorted(TRAINERS)}")
+    if args.backend == "torch":
+        from gymforge.baselines.ondevice.cli import run_cli
+
+        return int(run_cli(args.id, args.algo, list(args.options)))
     trainer = load_entry_point(TRAINERS[args.algo])
     return int(trainer(args.id, list(args.options)))
 
@@ -48,4 +53,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("id", nargs="?", help="a registered id (see `gymforge list`)")
     parser.add_argument("--algo", help=f"one of {sorted(TRAINERS)}")
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="sb3",
+        help="sb3 (default: Stable-Baselines3, any single-agent id) or torch (the on-device "
+        "trainer: ppo, a2c, recurrentppo on ids with a batched engine)",
+    )
     parser.set_defaults(func=cmd_train, passthrough=True, print_help=parser.print_help)

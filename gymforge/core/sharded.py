@@ -140,6 +140,8 @@ class ShardedVectorEnv(TorchVectorEnv):
             0 uses this process's setting.
     """
 
+    supports_reset_mask = False  # the shards reset together
+
     _splits_itself = True  # (``num_workers`` is this class's own parameter)
 
     def __init__(
@@ -183,6 +185,11 @@ class ShardedVectorEnv(TorchVectorEnv):
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[torch.Tensor, dict[str, Any]]:
         """Reset every instance; ``seed=s`` seeds instance ``i`` with ``s + i`` (in its shard)."""
+        if isinstance(options, dict) and options.get("reset_mask") is not None:
+            raise ValueError(
+                "a batch split over num_workers processes resets every instance at once; "
+                "options['reset_mask'] needs num_workers=1"
+            )
         seeds = self._instance_seeds(seed)
         self._needs_reset = True  # (until every shard has reset)
         parts = self._run_everywhere(

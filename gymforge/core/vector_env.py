@@ -119,12 +119,39 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[torch.Tensor, dict[str, Any]]:
-        """Reset every instance; ``seed=s`` seeds instance ``i`` with ``s + i``."""
+        """Reset every instance; ``seed=s`` seeds instance ``i`` with ``s + i``.
+
+        ``options={"reset_mask": mask}`` (Gymnasium's partial reset, a bool ``(B,)`` array or
+        tensor) resets only the masked instances, which continue their own random streams
+        (so ``seed`` must be None); the others keep their state.
+        """
+        if isinstance(options, dict) and options.get("reset_mask") is not None:
+            return self._reset_masked(options["reset_mask"], seed)
         seeds = self._instance_seeds(seed)
         everything = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         self.rng.reseed(everything, torch.tensor(seeds, dtype=torch.int64, device=self.device))
         self._reset_instances(everything)
         self._needs_reset = False
+        return self._observe(), {}
+
+    #: whether ``reset(options={"reset_mask": mask})`` resets a subset of the instances
+    supports_reset_mask = True
+
+    def _reset_masked(self, reset_mask: Any, seed: Any) -> tuple[torch.Tensor, dict[str, Any]]:
+        if seed is not None:
+            raise ValueError(
+                "reset with options['reset_mask'] takes no seed: the masked instances continue "
+                "their own random streams"
+            )
+        if self._needs_reset:
+            raise RuntimeError("call reset() on every instance before a partial reset")
+        mask = torch.as_tensor(np.asarray(reset_mask) if not torch.is_tensor(reset_mask) else reset_mask)
+        if mask.dtype != torch.bool or tuple(mask.shape) != (self.num_envs,):
+            raise ValueError(
+                f"options['reset_mask'] must be a bool array of shape ({self.num_envs},), got "
+                f"dtype {mask.dtype} and shape {tuple(mask.shape)}"
+            )
+        self._reset_instances(mask.to(self.device))
         return self._observe(), {}
 
     def step(
