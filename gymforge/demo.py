@@ -1,13 +1,19 @@
-"""The quick-start demo: train PPO briefly on ``LineFlow-v0`` and compare it with reference agents.
+"""The quick-start demo: train PPO on ``LineFlow-v0`` for about a minute and compare it with the
+optimal controller and a random agent.
 
-Run it with ``make demo`` (sets everything up first) or ``python -m gymforge.demo``. It trains
-SB3's PPO through gymforge's SB3 adapter on the WaitingTime line, evaluates PPO, the closed-form
-optimal controller and a random agent on held-out seeds, prints a table and writes a plot.
+Run it with ``make demo`` (sets everything up first) or ``python -m gymforge.demo``. By default it
+trains with the on-device trainer (:mod:`gymforge.baselines.ondevice`) on the batched torch
+engine, many lines at once, checks the policy every few hundred thousand steps on two
+validation seeds of the exact SimPy engine and keeps the best, then evaluates PPO, the
+closed-form optimal controller and a random agent on held-out seeds of the SimPy engine, prints
+a table (with the training throughput) and writes a plot with the learning curve.
+``--backend sb3`` trains SB3's PPO instead (the path before the on-device trainer).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -20,10 +26,49 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 ENV_ID = "LineFlow-v0"
+#: held-out test seeds 2**62 + 1000 + k; validation (checkpoint choice) uses 2**62 + k
+TEST_SEED_BASE = 2**62 + 1000
+RECORDED_SPEED = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "train_speed.json"
 
 
-def train_ppo(timesteps: int, num_envs: int, seed: int) -> Any:
-    """PPO with the reference's LineFlow settings (n_steps 500, 5 epochs, γ 0.99, clip 0.2)."""
+def train_torch(
+    timesteps: int, seed: int, device: str, out: Path, eval_every: int
+) -> tuple[Callable[[np.ndarray], Any], dict[str, Any]]:
+    """On-device PPO with the packaged WaitingTime settings; returns the best policy on the
+    validation seeds and a summary (throughput, learning curve)."""
+    from gymforge.baselines.ondevice.agent import TorchPolicyAgent
+    from gymforge.baselines.ondevice.run import train
+
+    result = train(
+        ENV_ID,
+        "ppo",
+        timesteps,
+        seed=seed,
+        out=out,
+        device=device,
+        overrides={"eval": {"every": eval_every, "episodes": 2}, "checkpoint_every": eval_every},
+        tensorboard=False,
+        progress_bar=False,
+        log=lambda message: None,
+    )
+    curve = [(e["timesteps"], e["mean_return"]) for e in result.evaluations]
+    best = max(result.evaluations, key=lambda e: (e["mean_return"], e["timesteps"]))
+    folder = out if best["timesteps"] == result.steps else out / "checkpoints" / f"step_{best['timesteps']}"
+    agent = TorchPolicyAgent(folder)
+    summary = {
+        "steps": result.steps,
+        "steps_per_s": result.steps_per_s,
+        "curve": curve,
+        "chosen_at": best["timesteps"],
+    }
+    return agent.act, summary
+
+
+def train_sb3(
+    timesteps: int, num_envs: int, seed: int
+) -> tuple[Callable[[np.ndarray], Any], dict[str, Any]]:
+    """SB3's PPO with the reference's LineFlow settings (n_steps 500, 5 epochs, γ 0.99, clip
+    0.2) on ``num_envs`` SimPy envs."""
     from stable_baselines3 import PPO
 
     from gymforge.core.sb3 import as_sb3_vec_env
@@ -48,8 +93,11 @@ def train_ppo(timesteps: int, num_envs: int, seed: int) -> Any:
         device="cpu",
         verbose=0,
     )
+    start = time.perf_counter()
     model.learn(total_timesteps=timesteps, progress_bar=False)
-    return model
+    seconds = time.perf_counter() - start
+    summary = {"steps": model.num_timesteps, "steps_per_s": model.num_timesteps / seconds, "curve": []}
+    return (lambda obs: model.predict(obs, deterministic=True)[0]), summary
 
 
 def evaluate(policy: Callable[[np.ndarray], Any], seeds: Sequence[int]) -> dict[str, Any]:
@@ -72,25 +120,45 @@ def evaluate(policy: Callable[[np.ndarray], Any], seeds: Sequence[int]) -> dict[
     return {"returns": returns, "parts": parts, "scrap": scrap, "curve": curve}
 
 
-def plot(results: dict[str, dict[str, Any]], path: Path) -> None:
+def recorded_sb3_speed() -> float | None:
+    """The default SB3 path's WaitingTime training throughput in the recorded benchmark."""
+    try:
+        rows = json.loads(RECORDED_SPEED.read_text())["rows"]
+    except (OSError, ValueError, KeyError):
+        return None  # an installed package without the benchmark results
+    found = [r["steps_per_s"] for r in rows if r["scenario"] == "WT" and r["system"] == "sb3-default"]
+    return float(found[0]) if found else None
+
+
+def plot(results: dict[str, dict[str, Any]], curve: list[tuple[int, float]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (learning, episode, bars) = plt.subplots(1, 3, figsize=(15, 4))
+    if curve:
+        steps, values = zip(*curve, strict=True)
+        learning.plot(np.array(steps) / 1e6, values, marker="o", label="ppo (validation seeds)")
+    optimal = np.mean(results["optimal"]["returns"])
+    learning.axhline(optimal, color="C1", linestyle="--", label="optimal")
+    learning.axhline(0.95 * optimal, color="C1", linestyle=":", label="95% of optimal")
+    learning.set_xlabel("training steps (millions)")
+    learning.set_ylabel("episode return (SimPy engine)")
+    learning.set_title("learning curve")
+    learning.legend(fontsize=8)
     for name, result in results.items():
-        left.plot(result["curve"], label=name)
-    left.set_xlabel("step (time units)")
-    left.set_ylabel("cumulative reward (parts − scrap)")
-    left.set_title(f"{ENV_ID}: one held-out episode")
-    left.legend()
+        episode.plot(result["curve"], label=name)
+    episode.set_xlabel("step (time units)")
+    episode.set_ylabel("cumulative reward (parts − scrap)")
+    episode.set_title(f"{ENV_ID}: one held-out episode")
+    episode.legend()
     names = list(results)
     means = [np.mean(results[n]["returns"]) for n in names]
     stds = [np.std(results[n]["returns"]) for n in names]
-    right.bar(names, means, yerr=stds, capsize=4, color=["C0", "C1", "C2"][: len(names)])
-    right.set_ylabel("episode return")
-    right.set_title("mean ± std over held-out seeds")
+    bars.bar(names, means, yerr=stds, capsize=4, color=["C0", "C1", "C2"][: len(names)])
+    bars.set_ylabel("episode return")
+    bars.set_title("mean ± std over held-out seeds")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.png")
@@ -101,9 +169,14 @@ def plot(results: dict[str, dict[str, Any]], path: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--timesteps", type=int, default=20_000, help="PPO training steps")
-    parser.add_argument("--num-envs", type=int, default=4)
-    parser.add_argument("--eval-seeds", type=int, default=3, help="held-out seeds 1000, 1001, …")
+    parser.add_argument("--backend", choices=("torch", "sb3"), default="torch")
+    parser.add_argument(
+        "--timesteps", type=int, default=None, help="PPO training steps (torch 2M, sb3 20k)"
+    )
+    parser.add_argument("--device", default="cpu", help="torch backend: cpu or cuda")
+    parser.add_argument("--num-envs", type=int, default=4, help="sb3 backend: SimPy envs")
+    parser.add_argument("--eval-every", type=int, default=250_000, help="torch: validation interval")
+    parser.add_argument("--eval-seeds", type=int, default=5, help="held-out test seeds")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("demo_output"))
     args = parser.parse_args(argv)
@@ -113,9 +186,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gymforge.agents.lineflow import OptimalWaitingTimeAgent
 
     torch.set_num_threads(1)  # one thread is fastest for small MLPs on small machines
+    timesteps = args.timesteps or (2_000_000 if args.backend == "torch" else 20_000)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if not os.access(args.out, os.W_OK):
+        raise SystemExit(f"demo: --out {args.out} is not writable")
     start = time.perf_counter()
-    print(f"Training PPO on {ENV_ID} for {args.timesteps} steps ({args.num_envs} envs) …")
-    model = train_ppo(args.timesteps, args.num_envs, args.seed)
+    if args.backend == "torch":
+        run = args.out / "run"
+        if run.exists():
+            import shutil
+
+            shutil.rmtree(run)
+        print(f"Training PPO on {ENV_ID}'s batched engine ({args.device}) for {timesteps:,} steps …")
+        ppo, summary = train_torch(timesteps, args.seed, args.device, run, args.eval_every)
+    else:
+        print(f"Training SB3 PPO on {ENV_ID} for {timesteps} steps ({args.num_envs} envs) …")
+        ppo, summary = train_sb3(timesteps, args.num_envs, args.seed)
     train_seconds = time.perf_counter() - start
 
     env = gym.make(ENV_ID)
@@ -123,21 +209,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     random_agent = RandomAgent(env)
     random_agent.reset(seed=args.seed)
     policies: dict[str, Callable[[np.ndarray], Any]] = {
-        "ppo": lambda obs: model.predict(obs, deterministic=True)[0],
+        "ppo": ppo,
         "optimal": optimal.act,
         "random": random_agent.act,
     }
-    seeds = [1000 + i for i in range(args.eval_seeds)]
+    seeds = [TEST_SEED_BASE + i for i in range(args.eval_seeds)]
     results = {name: evaluate(policy, seeds) for name, policy in policies.items()}
 
-    print(f"\n{ENV_ID}, held-out seeds {seeds} (PPO trained {train_seconds:.0f} s)")
-    print(f"{'policy':<10}{'return':>18}{'parts':>10}{'scrap':>10}")
+    print(
+        f"\n{ENV_ID}, {len(seeds)} held-out seeds 2**62 + 1000 + k (PPO: {summary['steps']:,} "
+        f"steps in {train_seconds:.0f} s with evaluations, {args.backend} backend)"
+    )
+    print(f"{'policy':<10}{'return':>18}{'parts':>10}{'scrap':>10}{'% of optimal':>15}")
+    optimal_mean = float(np.mean(results["optimal"]["returns"]))
     for name, r in results.items():
         ret = f"{np.mean(r['returns']):.1f} ± {np.std(r['returns']):.1f}"
-        print(f"{name:<10}{ret:>18}{np.mean(r['parts']):>10.1f}{np.mean(r['scrap']):>10.1f}")
+        share = f"{100 * np.mean(r['returns']) / optimal_mean:.1f}%"
+        print(f"{name:<10}{ret:>18}{np.mean(r['parts']):>10.1f}{np.mean(r['scrap']):>10.1f}{share:>15}")
+    print(f"\ntraining throughput: {summary['steps_per_s']:,.0f} env steps/s ({args.backend} backend)")
+    sb3_speed = recorded_sb3_speed()
+    if sb3_speed is not None:
+        print(
+            f"recorded SB3 path (`gymforge train --vectorized --n-envs 256`, task config): "
+            f"{sb3_speed:,.0f} env steps/s (benchmarks/results/train_speed.md)"
+        )
+    if summary.get("chosen_at"):
+        print(f"policy kept: the best on the validation seeds, at {summary['chosen_at']:,} steps")
     path = args.out / "lineflow_demo.png"
-    plot(results, path)
-    print(f"\nplot written to {path}")
+    plot(results, summary["curve"], path)
+    print(f"plot written to {path}")
     return 0
 
 

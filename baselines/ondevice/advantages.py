@@ -57,6 +57,9 @@ def ppo_loss(
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """PPO's clipped surrogate plus value and entropy terms (minimised).
 
+    ``loss = policy_loss + value_coef * mean((V - R)^2) - entropy_coef * entropy`` (the value
+    term as Stable-Baselines3 weights it: its ``vf_coef`` 0.5 means the same here).
+
     ``clip=None`` is the unclipped policy gradient ``-ratio * A`` (A2C's loss after one step,
     where the ratio is 1); ``clip_value`` clips the value change like the policy's (``None``:
     plain squared error). Returns the loss and detached parts for logging.
@@ -71,7 +74,7 @@ def ppo_loss(
     if clip_value is not None:
         moved = old_values + (new_values - old_values).clamp(-clip_value, clip_value)
         value_error = torch.maximum(value_error, (moved - returns) ** 2)
-    value_loss = 0.5 * value_error.mean()
+    value_loss = value_error.mean()
     entropy_mean = entropy.mean()
     loss = policy_loss + value_coef * value_loss - entropy_coef * entropy_mean
     with torch.no_grad():

@@ -12,7 +12,11 @@ A sweep file (YAML or JSON)::
       learning_rate: [0.0003, 0.001]
     config: {n_envs: 2}                # optional: overrides in the config-file schema
     vectorized: false                  # optional: train on the batched torch env
-    eval_episodes: 5                   # optional: held-out episodes per job (seeds 2**62 + k)
+    trainer: sb3                       # optional: sb3 (default) or torch (the on-device
+                                       #   trainer: ppo, a2c, recurrentppo; `config` then takes
+                                       #   its settings, see gymforge.baselines.ondevice.config)
+    eval_episodes: 5                   # optional: held-out episodes per job
+    eval_offset: 0                     # optional: they use the seeds 2**62 + eval_offset + k
 
 Every job trains with :func:`gymforge.baselines.sb3.run.train` into ``OUT/jobs/<job id>/`` and
 evaluates its final agent on the held-out seeds; its row (with a SHA-256 of the trained policy's
@@ -48,8 +52,11 @@ SWEEP_KEYS = (
     "grid",
     "config",
     "vectorized",
+    "trainer",
     "eval_episodes",
+    "eval_offset",
 )
+TRAINERS = ("sb3", "torch")
 BACKENDS = ("local", "ray")
 RESULT_FILE = "result.json"
 #: the columns of results.csv before the grid's hyperparameters
@@ -86,9 +93,24 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
 
     for task in tasks:
         get_spec(task)
+    trainer = data.get("trainer", "sb3")
+    if trainer not in TRAINERS:
+        raise ValueError(f"{source}: trainer must be one of {list(TRAINERS)}, got {trainer!r}")
     algos = _list(data, "algos", source)
-    for algo in algos:
-        get_algorithm(algo)
+    if trainer == "torch":
+        from gymforge.baselines.ondevice.config import ALGORITHMS as TORCH_ALGORITHMS
+        from gymforge.baselines.ondevice.config import check as check_torch
+
+        for algo in algos:
+            if algo not in TORCH_ALGORITHMS:
+                raise ValueError(
+                    f"{source}: trainer torch trains {list(TORCH_ALGORITHMS)}, not {algo!r}"
+                )
+        check = check_torch
+    else:
+        for algo in algos:
+            get_algorithm(algo)
+        check = check_file
     seeds = _list(data, "seeds", source)
     for seed in seeds:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -111,13 +133,16 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
         point = {key: values[0] for key, values in grid.items()}
         trial["algos"] = {**(config.get("algos") or {})}
         trial["algos"][algo] = {**(trial["algos"].get(algo) or {}), **point}
-        check_file(trial, f"{source} (config + grid for {algo})")
+        check(trial, f"{source} (config + grid for {algo})")
     vectorized = data.get("vectorized", False)
     if not isinstance(vectorized, bool):
         raise ValueError(f"{source}: vectorized must be true or false, got {vectorized!r}")
     episodes = data.get("eval_episodes", 5)
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"{source}: eval_episodes must be an int >= 1, got {episodes!r}")
+    offset = data.get("eval_offset", 0)
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ValueError(f"{source}: eval_offset must be an int >= 0, got {offset!r}")
     return {
         "version": 1,
         "name": str(data.get("name", Path(path).stem)),
@@ -128,7 +153,9 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
         "grid": grid,
         "config": config,
         "vectorized": vectorized,
+        "trainer": trainer,
         "eval_episodes": episodes,
+        "eval_offset": offset,
     }
 
 
@@ -156,7 +183,9 @@ def expand_jobs(sweep: dict[str, Any], out: str | Path) -> list[dict[str, Any]]:
                 "steps": sweep["steps"],
                 "overrides": overrides,
                 "vectorized": sweep["vectorized"],
+                "trainer": sweep.get("trainer", "sb3"),
                 "eval_episodes": sweep["eval_episodes"],
+                "eval_offset": sweep.get("eval_offset", 0),
                 "out": str(Path(out) / "jobs" / job_id),
             }
         )
@@ -181,24 +210,45 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
 
         shutil.rmtree(out)
     start = time.perf_counter()
-    result = train(
-        job["task"],
-        job["algo"],
-        job["steps"],
-        seed=job["seed"],
-        out=out,
-        vectorized=job["vectorized"],
-        overrides=job["overrides"],
-        tensorboard=False,
-    )
+    if job.get("trainer", "sb3") == "torch":
+        from gymforge.baselines.ondevice.agent import TorchPolicyAgent, read_policy
+        from gymforge.baselines.ondevice.run import train as train_torch
+
+        result = train_torch(
+            job["task"],
+            job["algo"],
+            job["steps"],
+            seed=job["seed"],
+            out=out,
+            overrides=job["overrides"],
+            tensorboard=False,
+            log=lambda message: None,
+        )
+        state = read_policy(out)["state_dict"]
+        agent: Any = TorchPolicyAgent(out)
+        env_kwargs = json.loads((out / "config.json").read_text())["env_kwargs"]
+    else:
+        result = train(
+            job["task"],
+            job["algo"],
+            job["steps"],
+            seed=job["seed"],
+            out=out,
+            vectorized=job["vectorized"],
+            overrides=job["overrides"],
+            tensorboard=False,
+        )
+        agent = load_agent(out)
+        state = agent.model.policy.state_dict()
+        env_kwargs = agent.config["env_kwargs"]
     train_s = time.perf_counter() - start
-    agent = load_agent(out)
     digest = hashlib.sha256()
-    for key, tensor in sorted(agent.model.policy.state_dict().items()):
+    for key, tensor in sorted(state.items()):
         digest.update(key.encode())
         digest.update(tensor.detach().cpu().numpy().tobytes())
-    seeds = eval_seeds(job["eval_episodes"])
-    episodes = run_episodes(agent, job["task"], agent.config["env_kwargs"], seeds)
+    offset = job.get("eval_offset", 0)
+    seeds = eval_seeds(job["eval_episodes"], offset)
+    episodes = run_episodes(agent, job["task"], env_kwargs, seeds)
     row = {
         "job": job["job"],
         "task": job["task"],
@@ -208,7 +258,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         "steps": result.steps,
         **summarize(episodes),
         "returns": [e["return"] for e in episodes],
-        "eval_seeds": f"2**62+0..{len(seeds) - 1}",
+        "eval_seeds": f"2**62+{offset}..{offset + len(seeds) - 1}",
         "policy_sha256": digest.hexdigest(),
         "train_s": round(train_s, 3),
         "out": str(out),

@@ -97,9 +97,9 @@ def test_ppo_loss__unclipped_is_the_policy_gradient():
 def test_ppo_loss__value_clipping_takes_the_larger_error():
     # old V = 0, new V = 1, return 2: unclipped error (1−2)² = 1; clipped V = 0.2 → 3.24
     _, parts = _loss(0.0, 0.0, 0.0, clip_value=0.2, new_v=1.0, old_v=0.0, ret=2.0)
-    assert parts["value_loss"].item() == pytest.approx(0.5 * 3.24)
+    assert parts["value_loss"].item() == pytest.approx(3.24)
     _, parts = _loss(0.0, 0.0, 0.0, clip_value=None, new_v=1.0, old_v=0.0, ret=2.0)
-    assert parts["value_loss"].item() == pytest.approx(0.5)
+    assert parts["value_loss"].item() == pytest.approx(1.0)
 
 
 def test_obs_norm__matches_numpy_over_uneven_batches():

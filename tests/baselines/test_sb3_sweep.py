@@ -124,3 +124,54 @@ def test_sweep__backend_and_address_are_checked(tmp_path):
     with pytest.raises(ValueError, match="--address needs --backend ray"):
         run_sweep(path, tmp_path / "o", address="auto")
     assert not (tmp_path / "o").exists()
+
+
+TORCH_SWEEP = {
+    "version": 1,
+    "name": "tiny-torch",
+    "tasks": ["Probe-Match-v0"],
+    "algos": ["ppo", "a2c"],
+    "seeds": [0, 1],
+    "steps": 256,
+    "trainer": "torch",
+    "config": {"n_envs": 8, "eval": {"every": 0}, "algos": {"ppo": {"n_steps": 16}}},
+    "eval_episodes": 2,
+    "eval_offset": 1000,
+}
+
+
+def test_sweep__torch_trainer_on_local_and_ray_backends(tmp_path):
+    """The on-device trainer's jobs: scored on held-out seeds 2**62 + 1000 + k, identical
+    policies from the local pool and from Ray."""
+    ray = pytest.importorskip("ray")
+    path = _write(tmp_path, TORCH_SWEEP)
+    local = run_sweep(path, tmp_path / "local", backend="local", workers=2)
+    assert [r["algo"] for r in local["rows"]] == ["ppo", "ppo", "a2c", "a2c"]
+    assert all(r["eval_seeds"] == "2**62+1000..1001" for r in local["rows"])
+    assert all((Path(r["out"]) / "policy.pt").is_file() for r in local["rows"])
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = run_sweep(path, tmp_path / "ray", backend="ray")
+    finally:
+        ray.shutdown()
+    digests = [r["policy_sha256"] for r in local["rows"]]
+    assert [r["policy_sha256"] for r in remote["rows"]] == digests
+    assert len(set(digests)) == 4
+    assert [r["returns"] for r in remote["rows"]] == [r["returns"] for r in local["rows"]]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"trainer": "jax"}, "trainer must be one of ['sb3', 'torch']"),
+        ({"algos": ["dqn"]}, "trainer torch trains"),
+        ({"config": {"algos": {"ppo": {"n_stepz": 3}}}}, "unknown argument 'n_stepz'"),
+        ({"eval_offset": -1}, "eval_offset must be an int >= 0"),
+    ],
+)
+def test_torch_sweep_file__errors_before_any_job(change, message, tmp_path, capsys):
+    path = _write(tmp_path, {**TORCH_SWEEP, **change})
+    out = tmp_path / "out"
+    assert main(["sweep", str(path), "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()

@@ -1,0 +1,158 @@
+"""LineFlow RL baselines of the on-device trainer: IQM with 95% CIs over training seeds.
+
+What it reports
+    For every sweep folder given (``gymforge sweep benchmarks/sweeps/lineflow_*.yaml``), each job
+    (task x algorithm x seed, trained with ``trainer: torch``) scored by the mean return of its
+    final policy over 5 held-out episodes of the exact SimPy engine (seeds 2**62 + 1000 + k,
+    never seen in training or in the periodic evaluation that draws the learning curves). Per
+    task, algorithm and budget: the interquartile mean over seeds with a 95% stratified-bootstrap
+    confidence interval (rliable), each seed's score, and the goal of the task stated met or not.
+    Beside the table, ``rl_lineflow_torch.png`` plots the learning curves (periodic held-out
+    evaluation vs steps, seeds 2**62 + k, per seed and their mean).
+
+How to run (from the repository root; ``pip install -e '.[stats]'``)
+    gymforge sweep benchmarks/sweeps/lineflow_wt.yaml --workers 2 --out sweeps/lineflow_wt
+    ...                                                # one sweep file per task
+    python benchmarks/rl_lineflow_torch.py sweeps/lineflow_*
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common
+import numpy as np
+
+RESULTS = common.REPO_ROOT / "benchmarks" / "results"
+SHORT = {
+    "LineFlow-WaitingTime-v0": "WT",
+    "LineFlow-WaitingTimeJump-v0": "WTJ",
+    "LineFlow-PartDistribution-v0": "PD",
+    "LineFlow-WorkerAssignment-v0": "WA",
+    "LineFlow-ComplexLine-v0": "CL",
+}
+#: task -> (goal, what the goal is)
+GOALS = {
+    "WT": (154.0, "98% of the optimal controller"),
+    "WTJ": (106.0, "upstream's best RL (RecurrentPPO); heuristic 113.6"),
+    "PD": (655.0, "the greedy router's level; greedy 659.6"),
+    "WA": (278.0, "upstream's A2C; best partition 285.6"),
+    "CL": (205.0, "the reference heuristic; best controller found 270.9"),
+}
+
+
+def load_rows(folders: list[Path]) -> list[dict[str, Any]]:
+    rows = []
+    for folder in folders:
+        summary = json.loads((folder / "results.json").read_text())
+        for row in summary["rows"]:
+            row = dict(row)
+            row["folder"] = str(folder)
+            row["curve"] = json.loads((Path(row["out"]) / "evaluations.json").read_text())[
+                "evaluations"
+            ]
+            rows.append(row)
+    return rows
+
+
+def interval(scores: list[float]) -> tuple[float, float, float]:
+    from rliable import library as rly
+    from rliable import metrics
+
+    data = {"x": np.array(scores, dtype=float)[:, None]}
+    point, ci = rly.get_interval_estimates(
+        data, lambda x: np.array([metrics.aggregate_iqm(x)]), reps=20_000
+    )
+    return float(point["x"][0]), float(ci["x"][0, 0]), float(ci["x"][1, 0])
+
+
+def plot(groups: dict[tuple[str, str, int], list[dict[str, Any]]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = sorted({key[0] for key in groups}, key=list(GOALS).index)
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False)
+    for ax, task in zip(axes[0], tasks, strict=True):
+        for color, (key, rows) in enumerate(sorted(k for k in groups.items() if k[0][0] == task)):
+            label = f"{key[1]} {key[2] / 1e6:g}M"
+            for i, row in enumerate(rows):
+                steps = [e["timesteps"] / 1e6 for e in row["curve"]]
+                values = [e["mean_return"] for e in row["curve"]]
+                ax.plot(steps, values, color=f"C{color}", alpha=0.35, label=label if i == 0 else None)
+        ax.axhline(GOALS[task][0], color="k", linestyle=":", linewidth=1, label="goal")
+        ax.set_title(task)
+        ax.set_xlabel("training steps (millions)")
+        ax.set_ylabel("held-out return")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=100)
+    tmp.replace(path)
+    plt.close(fig)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", nargs="+", type=Path, help="sweep output folders")
+    args = parser.parse_args()
+    rows = load_rows(args.folders)
+    groups: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+    for row in rows:
+        key = (SHORT.get(row["task"], row["task"]), row["algo"], int(row["steps"]))
+        groups.setdefault(key, []).append(row)
+    lines = [
+        "# LineFlow RL baselines: on-device trainer, IQM over training seeds",
+        "",
+        "Score of a training seed: mean return of its final greedy policy over 5 held-out "
+        "episodes of the SimPy engine (seeds 2**62 + 1000 + k). IQM over seeds with a 95% "
+        "stratified-bootstrap CI (rliable, 20,000 resamples). Learning curves: "
+        "`rl_lineflow_torch.png`.",
+        "",
+        "| task | algo | steps | seeds | IQM | 95% CI | per seed | goal | met |",
+        "|---|---|---:|---:|---:|---|---|---|---|",
+    ]
+    document: dict[str, Any] = {"command": common.command_line(), "groups": []}
+    order = list(GOALS)
+    for key in sorted(groups, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1], k[2])):
+        task, algo, steps = key
+        scores = [float(r["mean_return"]) for r in sorted(groups[key], key=lambda r: r["seed"])]
+        point, low, high = interval(scores)
+        goal, what = GOALS.get(task, (float("nan"), ""))
+        met = point >= goal
+        lines.append(
+            f"| {task} | {algo} | {steps / 1e6:g}M | {len(scores)} | {point:.1f} | "
+            f"[{low:.1f}, {high:.1f}] | {', '.join(f'{s:.1f}' for s in scores)} | "
+            f">= {goal:g} ({what}) | {'yes' if met else 'no'} |"
+        )
+        document["groups"].append(
+            {
+                "task": task,
+                "algo": algo,
+                "steps": steps,
+                "scores": scores,
+                "seeds": sorted(r["seed"] for r in groups[key]),
+                "iqm": point,
+                "ci95": [low, high],
+                "goal": goal,
+                "met": met,
+                "train_s": [r["train_s"] for r in groups[key]],
+            }
+        )
+    lines += ["", f"Sweeps: {', '.join(str(f) for f in args.folders)}", ""]
+    plot(groups, RESULTS / "rl_lineflow_torch.png")
+    common.write_json(RESULTS / "rl_lineflow_torch.json", document, indent=1)
+    common.write_atomic(RESULTS / "rl_lineflow_torch.md", "\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
