@@ -49,14 +49,11 @@ GOALS = {
 
 def load_rows(folders: list[Path]) -> list[dict[str, Any]]:
     rows = []
-    for folder in folders:
-        summary = json.loads((folder / "results.json").read_text())
-        for row in summary["rows"]:
-            row = dict(row)
+    for folder in folders:  # every finished job, also of a sweep still running
+        for path in sorted((folder / "jobs").glob("*/result.json")):
+            row = json.loads(path.read_text())
             row["folder"] = str(folder)
-            row["curve"] = json.loads((Path(row["out"]) / "evaluations.json").read_text())[
-                "evaluations"
-            ]
+            row["curve"] = json.loads((path.parent / "evaluations.json").read_text())["evaluations"]
             rows.append(row)
     return rows
 
@@ -86,7 +83,9 @@ def plot(groups: dict[tuple[str, str, int], list[dict[str, Any]]], path: Path) -
             for i, row in enumerate(rows):
                 steps = [e["timesteps"] / 1e6 for e in row["curve"]]
                 values = [e["mean_return"] for e in row["curve"]]
-                ax.plot(steps, values, color=f"C{color}", alpha=0.35, label=label if i == 0 else None)
+                ax.plot(
+                    steps, values, color=f"C{color}", alpha=0.35, label=label if i == 0 else None
+                )
         ax.axhline(GOALS[task][0], color="k", linestyle=":", linewidth=1, label="goal")
         ax.set_title(task)
         ax.set_xlabel("training steps (millions)")
@@ -121,7 +120,9 @@ def main() -> int:
     ]
     document: dict[str, Any] = {"command": common.command_line(), "groups": []}
     order = list(GOALS)
-    for key in sorted(groups, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1], k[2])):
+    for key in sorted(
+        groups, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1], k[2])
+    ):
         task, algo, steps = key
         scores = [float(r["mean_return"]) for r in sorted(groups[key], key=lambda r: r["seed"])]
         point, low, high = interval(scores)

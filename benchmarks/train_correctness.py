@@ -61,7 +61,9 @@ def iqm_ci(scores: dict[str, list[float]]) -> dict[str, tuple[float, float, floa
     point, interval = rly.get_interval_estimates(
         data, lambda x: np.array([metrics.aggregate_iqm(x)]), reps=20_000
     )
-    return {n: (float(point[n][0]), float(interval[n][0, 0]), float(interval[n][1, 0])) for n in data}
+    return {
+        n: (float(point[n][0]), float(interval[n][0, 0]), float(interval[n][1, 0])) for n in data
+    }
 
 
 def held_out(run: Path) -> list[float]:

@@ -73,9 +73,7 @@ def run_torch(
 
     configure(device, 1)
     env = _vector_env(env_id, batch, device, workers)
-    cfg = PPOConfig(
-        n_steps=N_STEPS, n_epochs=N_EPOCHS, n_minibatches=N_MINIBATCHES, shared=shared
-    )
+    cfg = PPOConfig(n_steps=N_STEPS, n_epochs=N_EPOCHS, n_minibatches=N_MINIBATCHES, shared=shared)
     trainer = PPO(env, cfg, seed=0)
     trainer.collect()
     trainer.update(0.0)
@@ -97,7 +95,9 @@ def run_torch(
         "iterations": iterations,
         "seconds": total,
         "split": split,
-        "network": "shared 64-64 trunk, tanh" if shared else "separate 64-64 actor and critic, tanh",
+        "network": "shared 64-64 trunk, tanh"
+        if shared
+        else "separate 64-64 actor and critic, tanh",
     }
 
 
@@ -178,20 +178,17 @@ def main() -> int:
     for key in scenarios:
         env_id = SCENARIOS[key]
         for batch in batch_sizes:
-            systems: list[tuple[str, Any]] = [
-                ("torch", lambda: run_torch(env_id, batch, args.device, iterations, False)),
-                ("torch-shared", lambda: run_torch(env_id, batch, args.device, iterations, True)),
+            systems: list[tuple[str, Any, tuple]] = [
+                ("torch", run_torch, (env_id, batch, args.device, iterations, False)),
+                ("torch-shared", run_torch, (env_id, batch, args.device, iterations, True)),
             ]
             if on_cpu:
                 systems += [
-                    (
-                        "torch-workers",
-                        lambda: run_torch(env_id, batch, "cpu", iterations, False, workers=2),
-                    ),
-                    ("sb3", lambda: run_sb3(env_id, batch, iterations)),
+                    ("torch-workers", run_torch, (env_id, batch, "cpu", iterations, False, 2)),
+                    ("sb3", run_sb3, (env_id, batch, iterations)),
                 ]
-            for name, fn in systems:
-                result = fn()
+            for name, fn, fn_args in systems:
+                result = fn(*fn_args)
                 rows.append({"scenario": key, "batch": batch, "system": name, **result})
                 print(f"{key} B={batch} {name}: {result['steps_per_s']:,.0f} steps/s", flush=True)
         if on_cpu:
@@ -215,7 +212,9 @@ def main() -> int:
 
 
 def _best(rows: list[dict[str, Any]], key: str, batch: int, systems: tuple[str, ...]) -> Any:
-    found = [r for r in rows if r["scenario"] == key and r["batch"] == batch and r["system"] in systems]
+    found = [
+        r for r in rows if r["scenario"] == key and r["batch"] == batch and r["system"] in systems
+    ]
     return max(found, key=lambda r: r["steps_per_s"]) if found else None
 
 
@@ -243,12 +242,18 @@ def render(document: dict[str, Any]) -> str:
         )
     lines += ["", "## Against the targets", ""]
     for key in sorted({r["scenario"] for r in rows}):
-        for batch in sorted({r["batch"] for r in rows if r["scenario"] == key and r["system"] != "sb3-default"}):
+        for batch in sorted(
+            {r["batch"] for r in rows if r["scenario"] == key and r["system"] != "sb3-default"}
+        ):
             best = _best(rows, key, batch, ("torch", "torch-shared", "torch-workers"))
             same_net = _best(rows, key, batch, ("torch", "torch-workers"))
             sb3 = _best(rows, key, batch, ("sb3",))
-            default = next((r for r in rows if r["scenario"] == key and r["system"] == "sb3-default"), None)
-            parts = [f"**{key} B={batch}**: best torch {best['steps_per_s']:,.0f} ({best['system']})"]
+            default = next(
+                (r for r in rows if r["scenario"] == key and r["system"] == "sb3-default"), None
+            )
+            parts = [
+                f"**{key} B={batch}**: best torch {best['steps_per_s']:,.0f} ({best['system']})"
+            ]
             if key in TARGETS:
                 ok = best["steps_per_s"] >= TARGETS[key]
                 parts.append(f"target {TARGETS[key]:,}: {'met' if ok else 'NOT met'}")

@@ -28,7 +28,9 @@ from gymnasium.vector import AutoresetMode
 ENV_ID = "LineFlow-v0"
 #: held-out test seeds 2**62 + 1000 + k; validation (checkpoint choice) uses 2**62 + k
 TEST_SEED_BASE = 2**62 + 1000
-RECORDED_SPEED = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "train_speed.json"
+RECORDED_SPEED = (
+    Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "train_speed.json"
+)
 
 
 def train_torch(
@@ -53,7 +55,11 @@ def train_torch(
     )
     curve = [(e["timesteps"], e["mean_return"]) for e in result.evaluations]
     best = max(result.evaluations, key=lambda e: (e["mean_return"], e["timesteps"]))
-    folder = out if best["timesteps"] == result.steps else out / "checkpoints" / f"step_{best['timesteps']}"
+    folder = (
+        out
+        if best["timesteps"] == result.steps
+        else out / "checkpoints" / f"step_{best['timesteps']}"
+    )
     agent = TorchPolicyAgent(folder)
     summary = {
         "steps": result.steps,
@@ -96,7 +102,11 @@ def train_sb3(
     start = time.perf_counter()
     model.learn(total_timesteps=timesteps, progress_bar=False)
     seconds = time.perf_counter() - start
-    summary = {"steps": model.num_timesteps, "steps_per_s": model.num_timesteps / seconds, "curve": []}
+    summary = {
+        "steps": model.num_timesteps,
+        "steps_per_s": model.num_timesteps / seconds,
+        "curve": [],
+    }
     return (lambda obs: model.predict(obs, deterministic=True)[0]), summary
 
 
@@ -126,7 +136,9 @@ def recorded_sb3_speed() -> float | None:
         rows = json.loads(RECORDED_SPEED.read_text())["rows"]
     except (OSError, ValueError, KeyError):
         return None  # an installed package without the benchmark results
-    found = [r["steps_per_s"] for r in rows if r["scenario"] == "WT" and r["system"] == "sb3-default"]
+    found = [
+        r["steps_per_s"] for r in rows if r["scenario"] == "WT" and r["system"] == "sb3-default"
+    ]
     return float(found[0]) if found else None
 
 
@@ -171,11 +183,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("torch", "sb3"), default="torch")
     parser.add_argument(
-        "--timesteps", type=int, default=None, help="PPO training steps (torch 2M, sb3 20k)"
+        "--timesteps", type=int, default=None, help="PPO training steps (torch 1M, sb3 20k)"
     )
     parser.add_argument("--device", default="cpu", help="torch backend: cpu or cuda")
     parser.add_argument("--num-envs", type=int, default=4, help="sb3 backend: SimPy envs")
-    parser.add_argument("--eval-every", type=int, default=250_000, help="torch: validation interval")
+    parser.add_argument(
+        "--eval-every", type=int, default=250_000, help="torch: validation interval"
+    )
     parser.add_argument("--eval-seeds", type=int, default=5, help="held-out test seeds")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("demo_output"))
@@ -186,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gymforge.agents.lineflow import OptimalWaitingTimeAgent
 
     torch.set_num_threads(1)  # one thread is fastest for small MLPs on small machines
-    timesteps = args.timesteps or (2_000_000 if args.backend == "torch" else 20_000)
+    timesteps = args.timesteps or (1_000_000 if args.backend == "torch" else 20_000)
     args.out.mkdir(parents=True, exist_ok=True)
     if not os.access(args.out, os.W_OK):
         raise SystemExit(f"demo: --out {args.out} is not writable")
@@ -197,7 +211,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             import shutil
 
             shutil.rmtree(run)
-        print(f"Training PPO on {ENV_ID}'s batched engine ({args.device}) for {timesteps:,} steps …")
+        print(
+            f"Training PPO on {ENV_ID}'s batched engine ({args.device}) for {timesteps:,} steps …"
+        )
         ppo, summary = train_torch(timesteps, args.seed, args.device, run, args.eval_every)
     else:
         print(f"Training SB3 PPO on {ENV_ID} for {timesteps} steps ({args.num_envs} envs) …")
@@ -225,8 +241,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, r in results.items():
         ret = f"{np.mean(r['returns']):.1f} ± {np.std(r['returns']):.1f}"
         share = f"{100 * np.mean(r['returns']) / optimal_mean:.1f}%"
-        print(f"{name:<10}{ret:>18}{np.mean(r['parts']):>10.1f}{np.mean(r['scrap']):>10.1f}{share:>15}")
-    print(f"\ntraining throughput: {summary['steps_per_s']:,.0f} env steps/s ({args.backend} backend)")
+        print(
+            f"{name:<10}{ret:>18}{np.mean(r['parts']):>10.1f}{np.mean(r['scrap']):>10.1f}{share:>15}"
+        )
+    print(
+        f"\ntraining throughput: {summary['steps_per_s']:,.0f} env steps/s ({args.backend} backend)"
+    )
     sb3_speed = recorded_sb3_speed()
     if sb3_speed is not None:
         print(

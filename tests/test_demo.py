@@ -9,7 +9,16 @@ from gymforge.demo import main
 
 @pytest.mark.parametrize("backend", ["torch", "sb3"])
 def test_demo__trains_evaluates_prints_and_plots(tmp_path, capsys, backend):
-    argv = ["--backend", backend, "--timesteps", "1000", "--eval-seeds", "1", "--out", str(tmp_path)]
+    argv = [
+        "--backend",
+        backend,
+        "--timesteps",
+        "1000",
+        "--eval-seeds",
+        "1",
+        "--out",
+        str(tmp_path),
+    ]
     if backend == "torch":
         argv += ["--eval-every", "1000"]
     else:

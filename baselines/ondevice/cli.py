@@ -25,7 +25,9 @@ def build_parser(env_id: str, algo: str) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--steps", type=int, required=True, help="total environment steps")
-    parser.add_argument("--seed", type=int, default=0, help="run seed (instance i starts at seed + i)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="run seed (instance i starts at seed + i)"
+    )
     parser.add_argument("--n-envs", type=int, help="instances trained at once (default: config)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:k]: env, storage and network")
     parser.add_argument(
@@ -33,9 +35,13 @@ def build_parser(env_id: str, algo: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--threads", type=int, help="torch threads (default: 1 on CPU)")
     parser.add_argument("--config", metavar="FILE", help="YAML/JSON overriding the task defaults")
-    parser.add_argument("--out", metavar="DIR", help="run folder (default runs/ID/ALGO-torch-seedS)")
+    parser.add_argument(
+        "--out", metavar="DIR", help="run folder (default runs/ID/ALGO-torch-seedS)"
+    )
     parser.add_argument("--resume", metavar="DIR", help="continue a run folder or checkpoint")
-    parser.add_argument("--eval-every", type=int, metavar="N", help="held-out eval interval (steps)")
+    parser.add_argument(
+        "--eval-every", type=int, metavar="N", help="held-out eval interval (steps)"
+    )
     parser.add_argument("--eval-episodes", type=int, metavar="K", help="episodes per evaluation")
     parser.add_argument("--checkpoint-every", type=int, metavar="N", help="checkpoint interval")
     parser.add_argument(
@@ -51,7 +57,9 @@ def build_parser(env_id: str, algo: str) -> argparse.ArgumentParser:
 def run_cli(env_id: str, algo: str, argv: list[str]) -> int:
     """Parse ``argv`` and train; prints where the policy was saved."""
     if algo not in ALGORITHMS:
-        raise ValueError(f"--backend torch trains {list(ALGORITHMS)}, not {algo!r} (use --backend sb3)")
+        raise ValueError(
+            f"--backend torch trains {list(ALGORITHMS)}, not {algo!r} (use --backend sb3)"
+        )
     args = build_parser(env_id, algo).parse_args(argv)
     from gymforge.baselines.ondevice.run import train
 

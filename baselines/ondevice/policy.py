@@ -13,6 +13,7 @@ reset wherever an episode started (``starts``), step by step over a sequence.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -20,7 +21,6 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from torch import nn
-
 
 
 class Tanh(nn.Module):
@@ -134,7 +134,7 @@ def policy_spec(
 
 def _mlp(sizes: list[int], activation: str) -> nn.Sequential:
     layers: list[nn.Module] = []
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
+    for fan_in, fan_out in itertools.pairwise(sizes):
         layers += [nn.Linear(fan_in, fan_out), ACTIVATIONS[activation]()]
     return nn.Sequential(*layers)
 
@@ -171,9 +171,7 @@ class CategoricalGroups:
 
     def _blocks(self, logits: torch.Tensor) -> list[torch.Tensor]:
         lead = logits.shape[:-1]
-        return [
-            logits[..., off : off + k * n].reshape(*lead, k, n) for off, k, n, _ in self.groups
-        ]
+        return [logits[..., off : off + k * n].reshape(*lead, k, n) for off, k, n, _ in self.groups]
 
     def _ungroup(self, grouped: torch.Tensor) -> torch.Tensor:
         return grouped if self._identity else grouped[..., self._inverse]
@@ -250,9 +248,7 @@ class ActorCritic(nn.Module):
         _init_linear(self.critic_head, 1.0)
         if spec.action_kind == "gaussian":
             self.register_buffer("action_low", torch.tensor(spec.action_low, dtype=torch.float32))
-            self.register_buffer(
-                "action_high", torch.tensor(spec.action_high, dtype=torch.float32)
-            )
+            self.register_buffer("action_high", torch.tensor(spec.action_high, dtype=torch.float32))
 
     # --- the network ---------------------------------------------------------------------------
     def initial_state(self, batch: int, device: torch.device) -> torch.Tensor | None:

@@ -99,7 +99,11 @@ class PPOConfig:
                 raise ValueError(f"{name} must be a number > 0, got {value!r}")
         for name in ("gamma", "gae_lambda"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not 0 <= value <= 1
+            ):
                 raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
         for name in ("clip", "clip_value", "max_grad_norm"):
             value = getattr(self, name)
@@ -233,29 +237,29 @@ class PPO:
         self.generator = torch.Generator(self.device)
         self.generator.manual_seed(seed)
         width = self.spec.obs_dim // self.frame_stack
-        self.obs_norm = (
-            RunningObsNorm(width, self.device) if config.normalize_obs else None
-        )
+        self.obs_norm = RunningObsNorm(width, self.device) if config.normalize_obs else None
         self.stack = FrameStack(self.frame_stack, width) if self.frame_stack > 1 else None
         self.timings = Timings()
         self.steps_done = 0
         self.updates_done = 0
         self.seed = seed
-        T, B, d = config.n_steps, self.num_envs, self.spec.obs_dim
+        steps, batch, width_in = config.n_steps, self.num_envs, self.spec.obs_dim
         dev = self.device
         act_dtype = torch.float32 if self.spec.action_kind == "gaussian" else torch.int64
-        self.buf_obs = torch.zeros(T, B, d, device=dev)
-        self.buf_actions = torch.zeros(T, B, self.spec.action_dim, dtype=act_dtype, device=dev)
-        self.buf_log_prob = torch.zeros(T, B, device=dev)
-        self.buf_values = torch.zeros(T, B, device=dev)
-        self.buf_rewards = torch.zeros(T, B, device=dev)
-        self.buf_dones = torch.zeros(T, B, dtype=torch.bool, device=dev)
-        self.buf_starts = torch.zeros(T, B, dtype=torch.bool, device=dev)
+        self.buf_obs = torch.zeros(steps, batch, width_in, device=dev)
+        self.buf_actions = torch.zeros(
+            steps, batch, self.spec.action_dim, dtype=act_dtype, device=dev
+        )
+        self.buf_log_prob = torch.zeros(steps, batch, device=dev)
+        self.buf_values = torch.zeros(steps, batch, device=dev)
+        self.buf_rewards = torch.zeros(steps, batch, device=dev)
+        self.buf_dones = torch.zeros(steps, batch, dtype=torch.bool, device=dev)
+        self.buf_starts = torch.zeros(steps, batch, dtype=torch.bool, device=dev)
         self._obs: torch.Tensor | None = None  # policy input of the next step (B, d)
-        self._starts = torch.ones(B, dtype=torch.bool, device=dev)
+        self._starts = torch.ones(batch, dtype=torch.bool, device=dev)
         self._state: torch.Tensor | None = None
-        self._ep_return = torch.zeros(B, dtype=torch.float64, device=dev)
-        self._ep_length = torch.zeros(B, dtype=torch.int64, device=dev)
+        self._ep_return = torch.zeros(batch, dtype=torch.float64, device=dev)
+        self._ep_length = torch.zeros(batch, dtype=torch.int64, device=dev)
         self._finished: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
         self._cut_at: torch.Tensor | None = None  # first-episode cut step per instance
         self._cut_steps_left = 0
@@ -297,7 +301,9 @@ class PPO:
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         if self.policy.memory is None:
             return obs, state
-        feats, state = self.policy.remember(obs[None], state, None if starts is None else starts[None])
+        feats, state = self.policy.remember(
+            obs[None], state, None if starts is None else starts[None]
+        )
         return feats[0], state
 
     @torch.no_grad()

@@ -73,7 +73,9 @@ def check_device(device: str) -> torch.device:
     try:
         parsed = torch.device(device)
     except (RuntimeError, TypeError):
-        raise ValueError(f"device must be one of {DEVICE_TYPES} (e.g. 'cuda:0'), got {device!r}") from None
+        raise ValueError(
+            f"device must be one of {DEVICE_TYPES} (e.g. 'cuda:0'), got {device!r}"
+        ) from None
     if parsed.type not in DEVICE_TYPES:
         raise ValueError(f"device must be one of {DEVICE_TYPES} (e.g. 'cuda:0'), got {device!r}")
     if parsed.type == "cuda" and not torch.cuda.is_available():
@@ -261,7 +263,11 @@ def train(
     if num_workers is not None and num_workers > 1 and torch_device.type != "cpu":
         raise ValueError(f"num_workers > 1 needs device cpu, got {device!r}")
     if out is None:
-        out = _run_root(source) if source is not None else Path("runs") / env_id / f"{algo}-torch-seed{seed}"
+        out = (
+            _run_root(source)
+            if source is not None
+            else Path("runs") / env_id / f"{algo}-torch-seed{seed}"
+        )
     out = Path(out)
     if previous is None and (out / CONFIG_FILE).exists():
         raise ValueError(f"{out} already holds a run; pass --resume {out} or another --out")
@@ -360,7 +366,13 @@ def train(
     def write_evaluations() -> None:
         write_json(
             out / EVALUATIONS_FILE,
-            {"env_id": env_id, "algo": algo, "seed": seed, "backend": "torch", "evaluations": evaluations},
+            {
+                "env_id": env_id,
+                "algo": algo,
+                "seed": seed,
+                "backend": "torch",
+                "evaluations": evaluations,
+            },
         )
 
     next_eval = (done_steps // cfg.eval_every + 1) * cfg.eval_every if cfg.eval_every else None

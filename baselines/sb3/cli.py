@@ -62,6 +62,9 @@ def run_cli(env_id: str, algo: str, argv: list[str]) -> int:
     if args.threads < 1:
         raise ValueError(f"--threads must be >= 1, got {args.threads}")
     torch.set_num_threads(args.threads)
+    from gymforge.baselines.ondevice.host import keep_freed_memory
+
+    keep_freed_memory()  # large update temporaries reuse heap pages (see ondevice.host)
     overrides: dict = {}
     if args.eval_every is not None or args.eval_episodes is not None:
         overrides["eval"] = {

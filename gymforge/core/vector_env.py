@@ -145,7 +145,9 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
             )
         if self._needs_reset:
             raise RuntimeError("call reset() on every instance before a partial reset")
-        mask = torch.as_tensor(np.asarray(reset_mask) if not torch.is_tensor(reset_mask) else reset_mask)
+        mask = torch.as_tensor(
+            np.asarray(reset_mask) if not torch.is_tensor(reset_mask) else reset_mask
+        )
         if mask.dtype != torch.bool or tuple(mask.shape) != (self.num_envs,):
             raise ValueError(
                 f"options['reset_mask'] must be a bool array of shape ({self.num_envs},), got "

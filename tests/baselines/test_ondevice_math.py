@@ -56,22 +56,33 @@ def test_gae__matches_the_textbook_recursion_on_random_data():
     dones = torch.rand(7, 5, generator=gen) < 0.2
     last = torch.randn(5, generator=gen)
     adv, _ = gae(rewards, values, dones, last, 0.97, 0.9)
-    expected = _gae_by_hand(rewards.tolist(), values.tolist(), dones.tolist(), last.tolist(), 0.97, 0.9)
+    expected = _gae_by_hand(
+        rewards.tolist(), values.tolist(), dones.tolist(), last.tolist(), 0.97, 0.9
+    )
     assert np.allclose(adv.numpy(), np.array(expected), atol=1e-5)
 
 
 def _loss(new_lp, old_lp, adv, clip=0.2, clip_value=None, new_v=0.0, old_v=0.0, ret=0.0):
     t = torch.tensor
     return ppo_loss(
-        t([new_lp]), t([old_lp]), t([adv]), t([new_v]), t([old_v]), t([ret]), t([0.0]),
-        clip, clip_value, 1.0, 0.0,
+        t([new_lp]),
+        t([old_lp]),
+        t([adv]),
+        t([new_v]),
+        t([old_v]),
+        t([ret]),
+        t([0.0]),
+        clip,
+        clip_value,
+        1.0,
+        0.0,
     )
 
 
 def test_ppo_loss__clips_the_ratio_on_the_side_that_helps():
     e = float(np.e)
     # ratio e (log-ratio 1) with A = +2: the surrogate is capped at (1 + 0.2)·2
-    loss, parts = _loss(1.0, 0.0, 2.0)
+    _, parts = _loss(1.0, 0.0, 2.0)
     assert parts["policy_loss"].item() == pytest.approx(-1.2 * 2.0)
     # the same ratio with A = −2: min(e·(−2), 1.2·(−2)) = −2e, not clipped
     _, parts = _loss(1.0, 0.0, -2.0)
@@ -87,8 +98,17 @@ def test_ppo_loss__unclipped_is_the_policy_gradient():
     assert parts["policy_loss"].item() == pytest.approx(-np.e * 2.0, rel=1e-6)
     new_lp = torch.tensor([0.0], requires_grad=True)
     loss, _ = ppo_loss(
-        new_lp, torch.tensor([0.0]), torch.tensor([3.0]), torch.zeros(1), torch.zeros(1),
-        torch.zeros(1), torch.zeros(1), None, None, 0.0, 0.0,
+        new_lp,
+        torch.tensor([0.0]),
+        torch.tensor([3.0]),
+        torch.zeros(1),
+        torch.zeros(1),
+        torch.zeros(1),
+        torch.zeros(1),
+        None,
+        None,
+        0.0,
+        0.0,
     )
     loss.backward()
     assert new_lp.grad.item() == pytest.approx(-3.0)  # −A · ∂ratio/∂logp at ratio 1

@@ -46,25 +46,40 @@ def test_ppo_learns_the_probe_task(tmp_path):
         tmp_path,
         "version: 1\nn_envs: 64\neval: {every: 0}\nalgos:\n  ppo: {n_steps: 16, learning_rate: 0.003}\n",
     )
-    result = train("Probe-Match-v0", "ppo", 40_000, seed=1, out=tmp_path / "run", config_file=config, **QUIET)
+    result = train(
+        "Probe-Match-v0", "ppo", 40_000, seed=1, out=tmp_path / "run", config_file=config, **QUIET
+    )
     agent = TorchPolicyAgent(result.out / "policy.pt")
     assert _probe_return(agent) >= 30.0
-    untrained = PPO(gym.make_vec("Probe-Match-v0", num_envs=2, vectorization_mode="vector_entry_point"), PPOConfig(), seed=1)
+    untrained = PPO(
+        gym.make_vec("Probe-Match-v0", num_envs=2, vectorization_mode="vector_entry_point"),
+        PPOConfig(),
+        seed=1,
+    )
     payload = {**read_policy(result.out / "policy.pt"), "state_dict": untrained.policy.state_dict()}
     assert _probe_return(TorchPolicyAgent(payload)) < 10.0
 
 
 @pytest.mark.parametrize("algo", ["ppo", "a2c", "recurrentppo"])
 def test_same_seed_same_run_on_cpu(tmp_path, algo):
-    config = _tiny(tmp_path, "version: 1\nn_envs: 8\neval: {every: 0}\nalgos:\n  recurrentppo: {n_steps: 8}\n")
+    config = _tiny(
+        tmp_path, "version: 1\nn_envs: 8\neval: {every: 0}\nalgos:\n  recurrentppo: {n_steps: 8}\n"
+    )
     digests = []
     for name in ("a", "b"):
-        result = train("Probe-Match-v0", algo, 600, seed=3, out=tmp_path / name, config_file=config, **QUIET)
+        result = train(
+            "Probe-Match-v0", algo, 600, seed=3, out=tmp_path / name, config_file=config, **QUIET
+        )
         state = read_policy(result.out)["state_dict"]
         digests.append(torch.cat([v.flatten().float() for v in state.values()]))
     assert torch.equal(digests[0], digests[1])
-    other = train("Probe-Match-v0", algo, 600, seed=4, out=tmp_path / "c", config_file=config, **QUIET)
-    assert not torch.equal(digests[0], torch.cat([v.flatten().float() for v in read_policy(other.out)["state_dict"].values()]))
+    other = train(
+        "Probe-Match-v0", algo, 600, seed=4, out=tmp_path / "c", config_file=config, **QUIET
+    )
+    assert not torch.equal(
+        digests[0],
+        torch.cat([v.flatten().float() for v in read_policy(other.out)["state_dict"].values()]),
+    )
 
 
 def test_box_actions_and_obs_normalisation_on_minmax_tuning(tmp_path):
@@ -72,7 +87,9 @@ def test_box_actions_and_obs_normalisation_on_minmax_tuning(tmp_path):
         tmp_path,
         "version: 1\nn_envs: 16\neval: {every: 0}\nalgos:\n  ppo: {n_steps: 8, normalize_obs: true}\n",
     )
-    result = train("MinMaxTuning-v0", "ppo", 512, seed=0, out=tmp_path / "run", config_file=config, **QUIET)
+    result = train(
+        "MinMaxTuning-v0", "ppo", 512, seed=0, out=tmp_path / "run", config_file=config, **QUIET
+    )
     payload = read_policy(result.out)
     assert payload["spec"]["action_kind"] == "gaussian"
     assert payload["obs_norm"]["count"].item() > 0
@@ -89,9 +106,16 @@ def test_lineflow_run_writes_artifacts_evaluates_on_simpy_and_resumes(tmp_path):
         "checkpoint_every: 1024\nalgos:\n  ppo: {n_steps: 16}\n",
     )
     out = tmp_path / "run"
-    first = train("LineFlow-WaitingTime-v0", "ppo", 1024, seed=0, out=out, config_file=config, **QUIET)
+    first = train(
+        "LineFlow-WaitingTime-v0", "ppo", 1024, seed=0, out=out, config_file=config, **QUIET
+    )
     assert first.steps == 1024
-    assert {p.name for p in out.iterdir()} >= {"policy.pt", "config.json", "evaluations.json", "checkpoints"}
+    assert {p.name for p in out.iterdir()} >= {
+        "policy.pt",
+        "config.json",
+        "evaluations.json",
+        "checkpoints",
+    }
     evaluations = json.loads((out / "evaluations.json").read_text())["evaluations"]
     assert evaluations[-1]["episodes"][0]["length"] == 4000  # a whole episode of the SimPy engine
     assert evaluations[-1]["episodes"][0]["seed"] == 2**62
@@ -108,22 +132,70 @@ def test_lineflow_run_writes_artifacts_evaluates_on_simpy_and_resumes(tmp_path):
 
 
 def test_artifact_goes_through_evaluate_and_rollout(tmp_path, capsys):
-    config = _tiny(tmp_path, "version: 1\nn_envs: 16\neval: {every: 0}\nalgos:\n  ppo: {n_steps: 8}\n")
-    result = train("LineFlow-WaitingTime-v0", "ppo", 128, seed=0, out=tmp_path / "run", config_file=config, **QUIET)
-    assert main(["rollout", "LineFlow-WaitingTime-v0", "--agent", str(result.out), "--episodes", "1"]) == 0
-    assert main(["rollout", "LineFlow-WaitingTime-v0", "--agent", str(result.out / "policy.pt"), "--num-envs", "4"]) == 0
+    config = _tiny(
+        tmp_path, "version: 1\nn_envs: 16\neval: {every: 0}\nalgos:\n  ppo: {n_steps: 8}\n"
+    )
+    result = train(
+        "LineFlow-WaitingTime-v0",
+        "ppo",
+        128,
+        seed=0,
+        out=tmp_path / "run",
+        config_file=config,
+        **QUIET,
+    )
+    assert (
+        main(["rollout", "LineFlow-WaitingTime-v0", "--agent", str(result.out), "--episodes", "1"])
+        == 0
+    )
+    assert (
+        main(
+            [
+                "rollout",
+                "LineFlow-WaitingTime-v0",
+                "--agent",
+                str(result.out / "policy.pt"),
+                "--num-envs",
+                "4",
+            ]
+        )
+        == 0
+    )
     out_file = tmp_path / "results.json"
-    code = main(["evaluate", "--protocol", "lineflow/WaitingTime", "--agent", str(result.out), "--out", str(out_file), "--quiet"])
+    code = main(
+        [
+            "evaluate",
+            "--protocol",
+            "lineflow/WaitingTime",
+            "--agent",
+            str(result.out),
+            "--out",
+            str(out_file),
+            "--quiet",
+        ]
+    )
     assert code == 0
     results = json.loads(out_file.read_text())
     assert results["agent"]["kind"] == "torch_policy"
 
 
 def test_agent_acts_on_torch_batches_on_the_tensors_device(tmp_path):
-    config = _tiny(tmp_path, "version: 1\nn_envs: 8\neval: {every: 0}\nalgos:\n  recurrentppo: {n_steps: 4}\n")
-    result = train("LineFlow-WaitingTime-v0", "recurrentppo", 64, seed=0, out=tmp_path / "run", config_file=config, **QUIET)
+    config = _tiny(
+        tmp_path, "version: 1\nn_envs: 8\neval: {every: 0}\nalgos:\n  recurrentppo: {n_steps: 4}\n"
+    )
+    result = train(
+        "LineFlow-WaitingTime-v0",
+        "recurrentppo",
+        64,
+        seed=0,
+        out=tmp_path / "run",
+        config_file=config,
+        **QUIET,
+    )
     agent = TorchPolicyAgent(result.out)
-    venv = gym.make_vec("LineFlow-WaitingTime-v0", num_envs=3, vectorization_mode="vector_entry_point")
+    venv = gym.make_vec(
+        "LineFlow-WaitingTime-v0", num_envs=3, vectorization_mode="vector_entry_point"
+    )
     obs, _ = venv.reset(seed=0)
     action = agent.act(obs)
     assert isinstance(action, torch.Tensor) and action.shape == (3, 1)
@@ -140,20 +212,48 @@ def test_agent_acts_on_torch_batches_on_the_tensors_device(tmp_path):
 )
 def test_bad_arguments_fail_before_any_work(tmp_path, capsys, argv, message):
     out = tmp_path / "run"
-    code = main(["train", "LineFlow-WaitingTime-v0", "--algo", "ppo", "--backend", "torch", "--out", str(out), *argv])
+    code = main(
+        [
+            "train",
+            "LineFlow-WaitingTime-v0",
+            "--algo",
+            "ppo",
+            "--backend",
+            "torch",
+            "--out",
+            str(out),
+            *argv,
+        ]
+    )
     assert code == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
 
 
 def test_torch_backend_refuses_ids_without_a_batched_engine_and_unknown_algos(capsys):
-    assert main(["train", "LineFlow-WaitingTime-v0", "--algo", "dqn", "--backend", "torch", "--steps", "10"]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "LineFlow-WaitingTime-v0",
+                "--algo",
+                "dqn",
+                "--backend",
+                "torch",
+                "--steps",
+                "10",
+            ]
+        )
+        == 2
+    )
     assert "--backend torch trains" in capsys.readouterr().err
 
 
 def test_partial_reset_resets_only_the_masked_instances():
-    venv = gym.make_vec("LineFlow-WaitingTime-v0", num_envs=3, vectorization_mode="vector_entry_point")
-    first, _ = venv.reset(seed=5)
+    venv = gym.make_vec(
+        "LineFlow-WaitingTime-v0", num_envs=3, vectorization_mode="vector_entry_point"
+    )
+    venv.reset(seed=5)
     for _ in range(50):
         obs, *_ = venv.step(torch.zeros(3, 1, dtype=torch.long))
     again, _ = venv.reset(options={"reset_mask": np.array([False, True, False])})
