@@ -13,7 +13,12 @@ What it reports
 How to run (from the repository root; ``pip install -e '.[stats]'``)
     gymforge sweep benchmarks/sweeps/lineflow_wt.yaml --workers 2 --out sweeps/lineflow_wt
     ...                                                # one sweep file per task
-    python benchmarks/rl_lineflow_torch.py sweeps/lineflow_*
+    python benchmarks/rl_lineflow_torch.py --store sweeps/lineflow_*   # copy, then report
+    python benchmarks/rl_lineflow_torch.py                              # report what is stored
+
+    ``--store`` copies every finished job's final policy, ``config.json``, ``evaluations.json``
+    and ``result.json`` to ``benchmarks/results/rl_lineflow_torch/<sweep>/<job>/`` (the job's
+    ``out`` rewritten to that folder); the report reads those copies.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ import common
 import numpy as np
 
 RESULTS = common.REPO_ROOT / "benchmarks" / "results"
+STORE = RESULTS / "rl_lineflow_torch"
+JOB_FILES = ("policy.pt", "config.json", "evaluations.json", "result.json")
 SHORT = {
     "LineFlow-WaitingTime-v0": "WT",
     "LineFlow-WaitingTimeJump-v0": "WTJ",
@@ -47,14 +54,27 @@ GOALS = {
 }
 
 
-def load_rows(folders: list[Path]) -> list[dict[str, Any]]:
+def store(sweeps: list[Path]) -> None:
+    """Copy the finished jobs of sweep folders into :data:`STORE` (also of a running sweep)."""
+    import shutil
+
+    for sweep in sweeps:
+        for job in sorted((sweep / "jobs").glob("*/result.json")):
+            target = STORE / sweep.name / job.parent.name
+            target.mkdir(parents=True, exist_ok=True)
+            for name in JOB_FILES:
+                shutil.copyfile(job.parent / name, target / name)
+            row = json.loads((target / "result.json").read_text())
+            row["out"] = str(target.relative_to(common.REPO_ROOT))
+            common.write_json(target / "result.json", row, indent=2)
+
+
+def load_rows() -> list[dict[str, Any]]:
     rows = []
-    for folder in folders:  # every finished job, also of a sweep still running
-        for path in sorted((folder / "jobs").glob("*/result.json")):
-            row = json.loads(path.read_text())
-            row["folder"] = str(folder)
-            row["curve"] = json.loads((path.parent / "evaluations.json").read_text())["evaluations"]
-            rows.append(row)
+    for path in sorted(STORE.glob("*/*/result.json")):
+        row = json.loads(path.read_text())
+        row["curve"] = json.loads((path.parent / "evaluations.json").read_text())["evaluations"]
+        rows.append(row)
     return rows
 
 
@@ -79,7 +99,7 @@ def plot(groups: dict[tuple[str, str, int], list[dict[str, Any]]], path: Path) -
     fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False)
     for ax, task in zip(axes[0], tasks, strict=True):
         for color, (key, rows) in enumerate(sorted(k for k in groups.items() if k[0][0] == task)):
-            label = f"{key[1]} {key[2] / 1e6:g}M"
+            label = f"{key[1]} {key[2] / 1e6:.1f}M"
             for i, row in enumerate(rows):
                 steps = [e["timesteps"] / 1e6 for e in row["curve"]]
                 values = [e["mean_return"] for e in row["curve"]]
@@ -100,9 +120,10 @@ def plot(groups: dict[tuple[str, str, int], list[dict[str, Any]]], path: Path) -
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folders", nargs="+", type=Path, help="sweep output folders")
+    parser.add_argument("--store", nargs="+", type=Path, default=[], help="sweep folders to copy")
     args = parser.parse_args()
-    rows = load_rows(args.folders)
+    store(args.store)
+    rows = load_rows()
     groups: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     for row in rows:
         key = (SHORT.get(row["task"], row["task"]), row["algo"], int(row["steps"]))
@@ -147,7 +168,8 @@ def main() -> int:
                 "train_s": [r["train_s"] for r in groups[key]],
             }
         )
-    lines += ["", f"Sweeps: {', '.join(str(f) for f in args.folders)}", ""]
+    sweeps = sorted({Path(r["out"]).parent.name for r in rows})
+    lines += ["", f"Stored jobs: `benchmarks/results/rl_lineflow_torch/` ({', '.join(sweeps)}).", ""]
     plot(groups, RESULTS / "rl_lineflow_torch.png")
     common.write_json(RESULTS / "rl_lineflow_torch.json", document, indent=1)
     common.write_atomic(RESULTS / "rl_lineflow_torch.md", "\n".join(lines))

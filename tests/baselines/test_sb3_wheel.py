@@ -20,9 +20,11 @@ def test_wheel__ships_and_loads_the_training_configs(tmp_path):
     )  # fmt: skip
     (wheel,) = dist.glob("gymforge-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    shipped = {Path(n).name for n in names if n.startswith("gymforge/baselines/configs/")}
-    expected = {p.name for p in (ROOT / "baselines" / "configs").glob("*.yaml")}
-    assert "default.yaml" in shipped and "LineFlow-WaitingTime-v0.yaml" in shipped
+    prefix = "gymforge/baselines/configs/"
+    shipped = {n.removeprefix(prefix) for n in names if n.startswith(prefix)}
+    configs = ROOT / "baselines" / "configs"
+    expected = {str(p.relative_to(configs)) for p in configs.rglob("*.yaml")}
+    assert {"default.yaml", "LineFlow-WaitingTime-v0.yaml", "ondevice/default.yaml"} <= shipped
     assert shipped == expected
     site = tmp_path / "site"
     subprocess.run(
@@ -35,11 +37,13 @@ def test_wheel__ships_and_loads_the_training_configs(tmp_path):
         "from gymforge.baselines.sb3 import config\n"
         "assert config.CONFIG_DIR.is_relative_to(sys.argv[1]), config.CONFIG_DIR\n"
         "cfg = config.load_config('LineFlow-ComplexLine-v0')\n"
-        "print(cfg.n_envs, cfg.curriculum.update)\n"
+        "from gymforge.baselines.ondevice import config as torch_config\n"
+        "torch_cfg = torch_config.load_config('LineFlow-ComplexLine-v0')\n"
+        "print(cfg.n_envs, cfg.curriculum.update, torch_cfg.n_envs)\n"
     )
     out = subprocess.run(
         [sys.executable, "-I", "-c", code, str(site), sysconfig.get_paths()["purelib"]],
         capture_output=True, text=True, cwd=tmp_path,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["5", "0.02"]
+    assert out.stdout.split() == ["5", "0.02", "256"]
