@@ -169,7 +169,11 @@ def main() -> int:
             }
         )
     sweeps = sorted({Path(r["out"]).parent.name for r in rows})
-    lines += ["", f"Stored jobs: `benchmarks/results/rl_lineflow_torch/` ({', '.join(sweeps)}).", ""]
+    lines += [
+        "",
+        f"Stored jobs: `benchmarks/results/rl_lineflow_torch/` ({', '.join(sweeps)}).",
+        "",
+    ]
     plot(groups, RESULTS / "rl_lineflow_torch.png")
     common.write_json(RESULTS / "rl_lineflow_torch.json", document, indent=1)
     common.write_atomic(RESULTS / "rl_lineflow_torch.md", "\n".join(lines))

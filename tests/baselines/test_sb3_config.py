@@ -133,6 +133,4 @@ def test_config_file__bad_values_fail_before_training(tmp_path, capsys):
 
 def test_packaged_configs__configs_dir_is_package_data():
     pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
-    assert (
-        '"gymforge.baselines" = ["configs/*.yaml", "configs/ondevice/*.yaml"]' in pyproject
-    )
+    assert '"gymforge.baselines" = ["configs/*.yaml", "configs/ondevice/*.yaml"]' in pyproject
