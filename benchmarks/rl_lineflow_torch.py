@@ -150,7 +150,7 @@ def main() -> int:
         goal, what = GOALS.get(task, (float("nan"), ""))
         met = point >= goal
         lines.append(
-            f"| {task} | {algo} | {steps / 1e6:g}M | {len(scores)} | {point:.1f} | "
+            f"| {task} | {algo} | {steps:,} | {len(scores)} | {point:.1f} | "
             f"[{low:.1f}, {high:.1f}] | {', '.join(f'{s:.1f}' for s in scores)} | "
             f">= {goal:g} ({what}) | {'yes' if met else 'no'} |"
         )

@@ -14,6 +14,7 @@ import json
 import sys
 
 from gymforge.baselines.ondevice.config import ALGORITHMS
+from gymforge.baselines.sb3.cli import config_overrides
 
 
 def build_parser(env_id: str, algo: str) -> argparse.ArgumentParser:
@@ -63,20 +64,7 @@ def run_cli(env_id: str, algo: str, argv: list[str]) -> int:
     args = build_parser(env_id, algo).parse_args(argv)
     from gymforge.baselines.ondevice.run import train
 
-    overrides: dict = {}
-    if args.eval_every is not None or args.eval_episodes is not None:
-        overrides["eval"] = {
-            k: v
-            for k, v in (("every", args.eval_every), ("episodes", args.eval_episodes))
-            if v is not None
-        }
-    if args.checkpoint_every is not None:
-        overrides["checkpoint_every"] = args.checkpoint_every
-    if args.resume is not None and (args.config is not None or overrides or args.n_envs):
-        raise ValueError(
-            "--resume continues a run with its own settings; drop --config, --n-envs, "
-            "--eval-every, --eval-episodes and --checkpoint-every"
-        )
+    overrides = config_overrides(args)
     progress = sys.stderr.isatty() if args.progress_bar is None else args.progress_bar
     result = train(
         env_id,

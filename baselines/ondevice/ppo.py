@@ -258,6 +258,7 @@ class PPO:
         self._obs: torch.Tensor | None = None  # policy input of the next step (B, d)
         self._starts = torch.ones(batch, dtype=torch.bool, device=dev)
         self._state: torch.Tensor | None = None
+        self._rollout_state: torch.Tensor | None = None  # recurrent state at rollout start
         self._ep_return = torch.zeros(batch, dtype=torch.float64, device=dev)
         self._ep_length = torch.zeros(batch, dtype=torch.int64, device=dev)
         self._finished: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []

@@ -52,19 +52,10 @@ def build_parser(env_id: str, algo: str) -> argparse.ArgumentParser:
     return parser
 
 
-def run_cli(env_id: str, algo: str, argv: list[str]) -> int:
-    """Parse ``argv`` and train; prints where the agent was saved."""
-    args = build_parser(env_id, algo).parse_args(argv)
-    import torch
-
-    from gymforge.baselines.sb3.run import train
-
-    if args.threads < 1:
-        raise ValueError(f"--threads must be >= 1, got {args.threads}")
-    torch.set_num_threads(args.threads)
-    from gymforge.baselines.ondevice.host import keep_freed_memory
-
-    keep_freed_memory()  # large update temporaries reuse heap pages (see ondevice.host)
+def config_overrides(args: argparse.Namespace) -> dict:
+    """The config overrides of ``--eval-every``, ``--eval-episodes`` and ``--checkpoint-every``
+    (in the config-file schema); with ``--resume`` none of them, nor ``--config``/``--n-envs``,
+    may be given."""
     overrides: dict = {}
     if args.eval_every is not None or args.eval_episodes is not None:
         overrides["eval"] = {
@@ -79,6 +70,23 @@ def run_cli(env_id: str, algo: str, argv: list[str]) -> int:
             "--resume continues a run with its own settings; drop --config, --n-envs, "
             "--eval-every, --eval-episodes and --checkpoint-every"
         )
+    return overrides
+
+
+def run_cli(env_id: str, algo: str, argv: list[str]) -> int:
+    """Parse ``argv`` and train; prints where the agent was saved."""
+    args = build_parser(env_id, algo).parse_args(argv)
+    import torch
+
+    from gymforge.baselines.sb3.run import train
+
+    if args.threads < 1:
+        raise ValueError(f"--threads must be >= 1, got {args.threads}")
+    torch.set_num_threads(args.threads)
+    from gymforge.baselines.ondevice.host import keep_freed_memory
+
+    keep_freed_memory()  # large update temporaries reuse heap pages (see ondevice.host)
+    overrides = config_overrides(args)
     progress = sys.stderr.isatty() if args.progress_bar is None else args.progress_bar
     result = train(
         env_id,

@@ -80,6 +80,8 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
     # attributes that describe the env and never change (agents read them, e.g. a LineFlow
     # agent reads ``line`` and ``features``); a ShardedVectorEnv copies them from its first shard
     shared_attributes: tuple[str, ...] = ()
+    #: whether ``reset(options={"reset_mask": mask})`` resets a subset of the instances
+    supports_reset_mask = True
 
     def __init__(
         self,
@@ -133,9 +135,6 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
         self._reset_instances(everything)
         self._needs_reset = False
         return self._observe(), {}
-
-    #: whether ``reset(options={"reset_mask": mask})`` resets a subset of the instances
-    supports_reset_mask = True
 
     def _reset_masked(self, reset_mask: Any, seed: Any) -> tuple[torch.Tensor, dict[str, Any]]:
         if seed is not None:
