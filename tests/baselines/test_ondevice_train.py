@@ -261,3 +261,28 @@ def test_partial_reset_resets_only_the_masked_instances():
     assert not torch.equal(again[1], obs[1])
     with pytest.raises(ValueError, match="reset_mask"):
         venv.reset(options={"reset_mask": np.array([True, False])})
+
+
+def test_every_batched_single_agent_id_trains_and_its_policy_acts_on_the_single_env(tmp_path):
+    from gymforge.registry import all_specs
+
+    ids = [s.id for s in all_specs() if s.vector_entry_point and not s.capabilities.multi_agent]
+    assert len(ids) >= 20
+    for env_id in ids:
+        result = train(
+            env_id,
+            "ppo",
+            8,
+            n_envs=2,
+            out=tmp_path / env_id,
+            overrides={"eval": {"every": 0}, "algos": {"ppo": {"n_steps": 4}}},
+            **QUIET,
+        )
+        env = gym.make(env_id)
+        obs, _ = env.reset(seed=0)
+        action = TorchPolicyAgent(result.out).act(obs)
+        if isinstance(env.action_space, gym.spaces.Box):
+            action = np.asarray(action, dtype=env.action_space.dtype)
+        assert env.action_space.contains(action), (env_id, action)
+        env.step(action)
+        env.close()

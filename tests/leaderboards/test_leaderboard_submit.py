@@ -317,3 +317,30 @@ def test_leaderboards__trained_run_brings_its_learning_curve(board, tmp_path):
     assert "policy/evaluations.json is missing or does not match its sha256" in _problems(
         board, rerun=False
     )
+
+
+def test_leaderboards__on_device_policy_submits_renders_and_verifies(tmp_path):
+    """A `gymforge train --backend torch` run folder: its policy.pt is the stored artifact (with
+    the run's config and evaluations), the board renders, verify re-runs the episode."""
+    from gymforge.baselines.ondevice.run import train
+
+    run = train(
+        "LineFlow-WaitingTime-v0",
+        "ppo",
+        64,
+        n_envs=4,
+        out=tmp_path / "run",
+        overrides={"eval": {"every": 0}, "algos": {"ppo": {"n_steps": 16}}},
+        tensorboard=False,
+        log=lambda message: None,
+    )
+    root = small_root(tmp_path / "board")
+    folder = submit(root, TASK, str(run.out), meta("On-device PPO"), submission_id="20260103-torch")
+    stored = json.loads((folder / "submission.json").read_text())["agent"]
+    assert stored["kind"] == "torch_policy" and stored["artifact"] == "policy/policy.pt"
+    assert (folder / "policy" / "config.json").is_file()
+    write_all(root)
+    assert "torch policy" in (root / TASK / "LEADERBOARD.md").read_text()
+    report = verify(root)
+    assert report.ok, report.problems
+    assert report.episodes_rerun >= 1
