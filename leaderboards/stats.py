@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,3 +57,39 @@ def aggregate(values: Sequence[float]) -> dict[str, Any]:
 def close(a: float, b: float, tolerance: float) -> bool:
     """``|a − b| <= tolerance`` (plus a few ulps, so a zero tolerance accepts equal floats)."""
     return abs(a - b) <= tolerance + 4 * math.ulp(max(abs(a), abs(b), 1.0))
+
+
+#: resamples and seed of the bootstrap over a method's rows (seeded: renders are reproducible)
+METHOD_RESAMPLES = 20_000
+METHOD_SEED = 0
+
+
+def method_iqm(row_scores: Sequence[float]) -> tuple[float, float, float]:
+    """IQM over a method's rows (one score per training seed) with its 95% bootstrap CI.
+
+    The field's standard for reporting RL across seeds (Agarwal et al., 2021), computed with
+    rliable: the interquartile mean of the rows' scores and a percentile-bootstrap interval over
+    rows, seeded so that a board renders the same bytes every time. One row gives ``(x, x, x)``.
+    """
+    try:
+        from rliable import library as rly
+        from rliable import metrics
+    except ImportError as error:  # pragma: no cover - depends on the install
+        raise ImportError(
+            "the boards' by-method IQM needs rliable: pip install 'gymforge[stats]'"
+        ) from error
+    data = np.asarray(row_scores, dtype=np.float64)
+    if data.size == 0 or not np.all(np.isfinite(data)):
+        raise ValueError("method_iqm needs at least one finite score")
+    if data.size == 1:
+        value = float(data[0])
+        return value, value, value
+    with warnings.catch_warnings():  # arch deprecates RandomState; rliable still passes one
+        warnings.simplefilter("ignore", FutureWarning)
+        point, ci = rly.get_interval_estimates(
+            {"m": data[:, None]},
+            lambda x: np.array([metrics.aggregate_iqm(x)]),
+            reps=METHOD_RESAMPLES,
+            random_state=np.random.RandomState(METHOD_SEED),
+        )
+    return float(point["m"][0]), float(ci["m"][0, 0]), float(ci["m"][1, 0])

@@ -15,7 +15,7 @@ A config file (YAML or JSON) holds, all keys but ``version`` optional::
       ppo: {n_steps: 500, batch_size: 500}
 
 The effective config of a run is ``default.yaml``, then ``<env id>.yaml`` when the id has one,
-then the user's ``--config`` file, each overriding the previous key by key (``algos``, ``eval``
+then (``--vectorized`` runs only) ``vectorized.yaml``, then the user's ``--config`` file, each overriding the previous key by key (``algos``, ``eval``
 and ``curriculum`` merge one level deeper). Every file is validated on its own, so an error
 names the file and the key.
 """
@@ -49,6 +49,8 @@ TOP_KEYS = (
     "checkpoint_every",
     "algos",
 )
+#: the layer ``--vectorized`` runs add after the task's file
+VECTORIZED_FILE = "vectorized.yaml"
 CURRICULUM_KEYS = ("start", "threshold", "update", "factor_max", "look_back")
 EVAL_KEYS = ("every", "episodes")
 #: SB3 constructor arguments that ``gymforge train`` sets itself.
@@ -273,6 +275,7 @@ def load_config(
     overrides: dict[str, Any] | None = None,
     config_dir: Path = CONFIG_DIR,
     check: Callable[[dict[str, Any], str], None] = check_file,
+    vectorized: bool = False,
 ) -> TrainConfig:
     """The merged, validated config of a run on ``env_id``.
 
@@ -283,6 +286,8 @@ def load_config(
             last; sweeps pass their hyperparameter grid points this way.
         config_dir, check: where the packaged files are and how each layer is validated (the
             on-device trainer has its own folder and algorithm settings).
+        vectorized: add the ``vectorized.yaml`` layer of ``config_dir`` (when it has one) after
+            the task's file: rollout and minibatch sizes for hundreds of batched instances.
     """
     layers: list[tuple[str, dict[str, Any]]] = [
         ("default.yaml", read_file(config_dir / "default.yaml"))
@@ -290,6 +295,8 @@ def load_config(
     task_path = task_config_path(env_id, config_dir)
     if task_path is not None:
         layers.append((task_path.name, read_file(task_path)))
+    if vectorized and (config_dir / VECTORIZED_FILE).is_file():
+        layers.append((VECTORIZED_FILE, read_file(config_dir / VECTORIZED_FILE)))
     if user_file is not None:
         layers.append((str(user_file), read_file(user_file)))
     if overrides:

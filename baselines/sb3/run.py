@@ -188,7 +188,7 @@ def train(
     else:
         if env_id is None or algo is None:
             raise ValueError("env_id and algo are required unless resuming")
-        cfg = load_config(env_id, config_file, overrides)
+        cfg = load_config(env_id, config_file, overrides, vectorized=vectorized)
         if n_envs is not None:
             if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
                 raise ValueError(f"n_envs must be an int >= 1, got {n_envs!r}")

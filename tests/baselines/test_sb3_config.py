@@ -29,7 +29,7 @@ def test_packaged_configs__every_file_is_valid_and_names_a_registered_id():
         data = read_file(path)
         assert data["version"] == SCHEMA_VERSION
         assert isinstance(data["revision"], int) and data["revision"] >= 1
-        if path.stem != "default":
+        if path.stem not in ("default", "vectorized"):
             assert path.stem in ids, path.name
             load_config(path.stem)  # validates every layer
 
@@ -65,6 +65,26 @@ def test_load_config__layers_override_key_by_key(tmp_path):
     assert cfg.algo_kwargs("ppo")["n_steps"] == 500  # kept from the task file
     assert (cfg.eval_every, cfg.eval_episodes) == (25000, 4)
     assert cfg.sources == ("default.yaml", "LineFlow-WaitingTime-v0.yaml", str(user), "overrides")
+
+
+def test_load_config__vectorized_runs_get_batched_rollouts_the_user_still_wins(tmp_path):
+    """``--vectorized``: 256 instances x 16-step rollouts in 4 minibatches (not upstream's
+    5 x 500 with minibatches of 500, a 128k-step rollout at 256 instances); the task's discount
+    stays, and a user's file overrides the layer."""
+    cfg = load_config("LineFlow-WaitingTime-v0", vectorized=True)
+    assert cfg.n_envs == 256
+    ppo = cfg.algo_kwargs("ppo")
+    assert (ppo["n_steps"], ppo["batch_size"], ppo["n_epochs"]) == (16, 1024, 5)
+    assert ppo["n_steps"] * cfg.n_envs == 4 * ppo["batch_size"]
+    assert ppo["gamma"] == 0.99
+    assert cfg.sources[-1] == "vectorized.yaml"
+    user = tmp_path / "u.json"
+    user.write_text(json.dumps({"version": 1, "algos": {"ppo": {"n_steps": 64}}}))
+    assert (
+        load_config("LineFlow-WaitingTime-v0", user, vectorized=True).algo_kwargs("ppo")["n_steps"]
+        == 64
+    )
+    assert load_config("LineFlow-WaitingTime-v0").algo_kwargs("ppo")["n_steps"] == 500
 
 
 def test_load_config__an_id_without_a_file_gets_the_defaults():
