@@ -1,0 +1,66 @@
+"""Golden trajectories: every engine reproduces its committed per-step digests exactly.
+
+The digests pin the bits, which depend on the torch build and the CPU's vector instruction set,
+so the comparison runs only on a machine matching the one that recorded them (the skip says which
+differs). After an intended change of the dynamics: ``python -m gymforge.core.golden update``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from gymforge.core import golden
+
+DOCUMENT = json.loads(golden.DEFAULT_FILE.read_text())
+
+
+def _same_machine() -> str | None:
+    here = golden.machine()
+    if DOCUMENT["machine"] != here:
+        return f"digests recorded on {DOCUMENT['machine']}, this machine is {here}"
+    return None
+
+
+def test_golden_file_covers_every_batched_id_and_simpy_line() -> None:
+    """A new id (or a removed one) must come with regenerated digests."""
+    expected = {f"{env_id}/{kind}" for env_id, kind in golden.golden_cases()}
+    assert set(DOCUMENT["cases"]) == expected
+    assert DOCUMENT["num_envs"] == golden.NUM_ENVS
+    assert DOCUMENT["steps"] == golden.STEPS
+    assert tuple(DOCUMENT["seeds"]) == golden.SEEDS
+
+
+@pytest.mark.parametrize("case", sorted(DOCUMENT["cases"]))
+def test_engine_reproduces_golden_digests(case: str) -> None:
+    reason = _same_machine()
+    if reason:
+        pytest.skip(reason)
+    env_id, kind = case.rsplit("/", 1)
+    actual = golden.compute([(env_id, kind)])
+    expected = {**DOCUMENT, "cases": {case: DOCUMENT["cases"][case]}}
+    assert golden.first_difference(expected, actual) is None
+
+
+def test_first_difference_names_case_seed_step_and_field() -> None:
+    case = sorted(DOCUMENT["cases"])[0]
+    altered = copy.deepcopy(DOCUMENT)
+    seed = str(golden.SEEDS[-1])
+    altered["cases"][case][seed]["reward"][6] = "000000000000"
+    message = golden.first_difference(DOCUMENT, altered)
+    assert message == f"{case} seed {seed}: step 7 differs first, in reward"
+    assert golden.first_difference(DOCUMENT, DOCUMENT) is None
+
+
+def test_digest_sees_dtype_shape_and_one_bit() -> None:
+    import numpy as np
+
+    base = np.zeros(4, dtype=np.float32)
+    flipped = base.copy()
+    flipped.view(np.uint32)[2] ^= 1
+    assert golden.field_digest(base) != golden.field_digest(flipped)
+    assert golden.field_digest(base) != golden.field_digest(base.astype(np.float64))
+    assert golden.field_digest(base) != golden.field_digest(base.reshape(2, 2))
+    assert golden.field_digest({"a": base}) != golden.field_digest({"b": base})
