@@ -16,7 +16,7 @@ jobs on a shared machine hits every measurement alike instead of one of them):
    top-k oracle from the loaded arrays, and the same with a per-record Python loop for the
    statistics (anchor); plus loading the dataset from disk (checksum verified) and collecting it.
 
-Targets (issue 6): ≥ 1,000,000 plays/s at B = 4096; CLCB < 100 ms. Writes
+Targets: ≥ 1,000,000 plays/s at B = 4096; CLCB < 100 ms. Writes
 ``benchmarks/results/cmab_speed.{json,md}``. ``--quick``: fewer repeats and batch sizes; ``--note``:
 how the machine was loaded (the 1/5/15-minute load averages at start and end are recorded too).
 """

@@ -53,6 +53,14 @@ def git_revision(root: Path = REPO_ROOT) -> str | None:
     return head + ("+dirty" if dirty else "")
 
 
+def interpreter_name() -> str:
+    """The running interpreter, relative to the repository root when it lives inside it."""
+    path = Path(sys.executable)
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(REPO_ROOT))
+    return path.name
+
+
 def cpus_usable() -> int | None:
     """CPUs this process may run on (its affinity mask), or ``None`` where unknown."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None

@@ -1714,7 +1714,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "started_utc": started,
         "wall_s": time.perf_counter() - clock,
         "command": common.command_line(),
-        "interpreter": sys.executable,
+        "interpreter": common.interpreter_name(),
         "settings": asdict(settings),
         "systems": {
             TORCH: 'gym.make_vec(id, num_envs=B, vectorization_mode="vector_entry_point", '

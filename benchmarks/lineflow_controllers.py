@@ -27,8 +27,8 @@ What it measures
 
       The best ``--top`` (default 5) of each search are re-evaluated on all ``--seeds`` seeds.
 
-    Each figure is set beside upstream's (lineflow-rl 0.5.0, measured on seeds 0–2, see
-    ``/work/shared/reference/lineflow.md`` §6), and a section lists where upstream's documented
+    Each figure is set beside upstream's (lineflow-rl 0.5.0's reported figures, measured
+    on seeds 0–2), and a section lists where upstream's documented
     optima do not reproduce, with the best controller found here.
 
 How it runs
@@ -78,7 +78,7 @@ FAMILY = "lineflow"
 VERSIONED_PACKAGES = ("gymforge", "numpy", "simpy", "gymnasium")
 RESULT_NAME = "lineflow_controllers"
 
-# Upstream figures (lineflow-rl 0.5.0, seeds 0–2; /work/shared/reference/lineflow.md §6), keyed by
+# Upstream figures (lineflow-rl 0.5.0's reported results, seeds 0–2), keyed by
 # (scenario, k) and then by controller name as this benchmark labels it. k is the number of
 # parallel processes (PD) or assemblies (WA, CL); None for the WaitingTime lines.
 REFERENCE: dict[tuple[str, int | None], dict[str, str]] = {
@@ -1141,7 +1141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "wall_s": wall,
         "command": common.command_line(),
-        "interpreter": sys.executable,
+        "interpreter": common.interpreter_name(),
         "machine": common.machine_info(VERSIONED_PACKAGES),
         "settings": {
             "seeds": settings.seeds,
@@ -1154,7 +1154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "horizon": 4000,
             "step_size": 1,
         },
-        "reference_source": "/work/shared/reference/lineflow.md §6 (lineflow-rl 0.5.0, seeds 0–2)",
+        "reference_source": "lineflow-rl 0.5.0's reported results (seeds 0–2)",
         "findings": optima_findings(results["ids"]),
         **results,
     }

@@ -1033,7 +1033,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "started_utc": started,
         "wall_s": time.perf_counter() - clock,
         "command": common.command_line(),
-        "interpreter": sys.executable,
+        "interpreter": common.interpreter_name(),
         "method": {
             "actions": "env.action_space.sample(), seeded with the episode seed, pre-sampled "
             "before the clock starts (same for both systems)",

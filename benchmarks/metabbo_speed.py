@@ -9,7 +9,7 @@ problems: a mix of four BBOB functions (f1 sphere, f2 separable ellipsoid, f10 r
 ellipsoid, f11 discus; MetaBox-style random instances) whose numpy objective is checked against
 the torch one here, and with the same per-generation actions (random bins).
 
-Targets (issue 5)
+Targets
     1. batched ``B = 64`` at least 10x faster per instance-episode than the numpy loop;
     2. batched ``B = 64`` at most 20 ms per instance-episode.
 

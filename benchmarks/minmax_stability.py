@@ -1,6 +1,6 @@
 """Speed of a batched (step size, momentum) stability map of heavy-ball GDA, against a Python loop.
 
-Target (issue 7): a 256 × 256 (h, β) stability map of Sim-HB (and of Alt-HB) on the quadratic
+Target: a 256 × 256 (h, β) stability map of Sim-HB (and of Alt-HB) on the quadratic
 game f = 0.05x² + xy − 0.05y² by 2,000 iterations of simulation, batched in torch, in at most
 2 s on this CPU. The anchor is the same simulation as a per-pair pure-Python loop (floats, one
 pair after another); timing all 65,536 pairs would take far too long, so the loop runs on an

@@ -12,7 +12,7 @@ Games (``GAME_NAMES``):
 - ``xy2``: ``f = −x·y²`` on ``x ≥ 0`` (scalar players; ``x`` is projected onto ``[0, ∞)``);
 - ``sextic``: ``f = x(y − 0.45) + φ(x) − φ(y)`` with ``φ(z) = z²/4 − z⁴/2 + z⁶/6``, the
   almost-bilinear limit-cycle game of Hsieh, Mertikopoulos & Cevher (2021) (scalar players;
-  the exact constants are inferred, see ``/work/shared/reference/minmax_games.md``).
+  the exact constants are inferred from the paper's description, not stated there).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The six behaviours of Feng et al. (ICML 2025) that issue 7 turns into tests.
+"""The six behaviours of Feng et al. (ICML 2025) as tests.
 
-Each test's docstring names the claim (reference: ``/work/shared/reference/minmax_games.md``).
+Each test's docstring names the claim it checks.
 The spectral radii are exact eigenvalues of the discrete update maps; the simulations run the
 discrete iterates of :mod:`gymforge.agents.minmax.heavy_ball`.
 """
