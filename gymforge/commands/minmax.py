@@ -35,7 +35,7 @@ def _threads() -> None:
 
 
 def cmd_stability_map(args: argparse.Namespace) -> int:
-    from gymforge.envs.minmax.plots import plot_stability_map
+    from gymforge.agents.minmax.plots import plot_stability_map
 
     _threads()
     path = plot_stability_map(
@@ -52,7 +52,7 @@ def cmd_stability_map(args: argparse.Namespace) -> int:
 
 
 def cmd_trajectories(args: argparse.Namespace) -> int:
-    from gymforge.envs.minmax.plots import plot_trajectories
+    from gymforge.agents.minmax.plots import plot_trajectories
 
     _threads()
     path = plot_trajectories(
@@ -63,7 +63,7 @@ def cmd_trajectories(args: argparse.Namespace) -> int:
 
 
 def cmd_avgs(args: argparse.Namespace) -> int:
-    from gymforge.envs.minmax.plots import plot_avgs
+    from gymforge.agents.minmax.plots import plot_avgs
 
     _threads()
     path = plot_avgs(
