@@ -1,0 +1,152 @@
+"""README figure tables, generated from the recorded results in ``benchmarks/results/``.
+
+The README holds blocks between ``<!-- BEGIN GENERATED: NAME -->`` and ``<!-- END GENERATED: NAME
+-->``; this script rewrites each block from its results file, so the README cannot drift from
+what was measured. ``tests/test_readme_figures.py`` fails when a block differs from what this
+script would write.
+
+    python benchmarks/readme_figures.py          # rewrite README.md
+    python benchmarks/readme_figures.py --check  # exit 1 and name the stale blocks
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+README = ROOT / "README.md"
+SCENARIOS = ("WT", "WTJ", "PD5", "WA3", "CL3")
+BLOCK = re.compile(
+    r"(<!-- BEGIN GENERATED: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)",
+    re.DOTALL,
+)
+
+
+def _load(name: str) -> dict[str, Any]:
+    return json.loads((RESULTS / f"{name}.json").read_text())
+
+
+def _rate(value: float) -> str:
+    return f"{value / 1000:,.1f}k" if value < 1e6 else f"{value / 1e6:,.2f}M"
+
+
+def scalar_speed() -> str:
+    """The SimPy env against lineflow-rl, per paper scenario (episode medians at H = 4000), and
+    the same pair in the batched benchmark's later side-by-side rows where it has them."""
+    scalar = _load("lineflow_scalar")["summary"]
+    batched = _load("lineflow_batched")["summary"]
+    lines = [
+        "| scenario | gymforge SimPy env | lineflow-rl 0.5.0 | ratio | later side-by-side run |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for scenario in SCENARIOS:
+        ours = scalar[f"{scenario}/gymforge@4000"]["median_steps_per_s"]
+        theirs = scalar[f"{scenario}/lineflow-rl@4000"]["median_steps_per_s"]
+        sync = batched.get(f"{scenario}/simpy-sync/B=1/threads=1")
+        anchor = batched.get(f"{scenario}/lineflow-rl/B=1/threads=1")
+        later = "–"
+        if sync and anchor:
+            later = f"{sync['median_env_steps_per_s'] / anchor['median_env_steps_per_s']:.1f}×"
+        lines.append(
+            f"| {scenario} | {_rate(ours)} | {_rate(theirs)} | {ours / theirs:.1f}× | {later} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def train_speed() -> str:
+    """Training throughput per scenario and system (env steps/s, end to end)."""
+    rows = _load("train_speed")["rows"]
+    systems = {
+        "torch": "on-device, SB3's network",
+        "torch-shared": "on-device, shared trunk",
+        "torch-workers": "on-device, 2 env workers",
+        "sb3": "SB3 PPO, same settings",
+        "sb3-default": "SB3, task config (B=256)",
+    }
+    scenarios = list(dict.fromkeys(row["scenario"] for row in rows))
+    by_key = {(row["scenario"], row["system"]): row["steps_per_s"] for row in rows}
+    lines = [
+        "| trainer | " + " | ".join(scenarios) + " |",
+        "|---|" + "---:|" * len(scenarios),
+    ]
+    for system, label in systems.items():
+        cells = [_rate(by_key[(s, system)]) if (s, system) in by_key else "–" for s in scenarios]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    ratios = [by_key[(s, "torch")] / by_key[(s, "sb3")] for s in scenarios]
+    lines.append("")
+    lines.append(
+        f"On-device over SB3 at the same network and settings: "
+        f"{min(ratios):.2f}–{max(ratios):.2f}× (median {statistics.median(ratios):.2f}×)."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def rl_baselines() -> str:
+    """On-device baselines at upstream's budgets: IQM over seeds with its 95% CI."""
+    groups = _load("rl_lineflow_torch")["groups"]
+    lines = [
+        "| task | algo | steps | seeds | IQM | 95% CI | goal | met |",
+        "|---|---|---:|---:|---:|---|---:|---|",
+    ]
+    for group in groups:
+        low, high = group["ci95"]
+        lines.append(
+            f"| {group['task']} | {group['algo']} | {group['steps']:,} | {len(group['scores'])} | "
+            f"{group['iqm']:.1f} | [{low:.1f}, {high:.1f}] | {group['goal']:g} | "
+            f"{'yes' if group['met'] else 'no'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+GENERATORS: dict[str, Callable[[], str]] = {
+    "scalar-speed": scalar_speed,
+    "train-speed": train_speed,
+    "rl-baselines": rl_baselines,
+}
+
+
+def render(text: str) -> str:
+    """``text`` with every generated block rewritten; unknown block names are an error."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group("name")
+        if name not in GENERATORS:
+            raise KeyError(f"README block {name!r}: no generator (known: {sorted(GENERATORS)})")
+        return match.group(1) + GENERATORS[name]() + match.group(4)
+
+    return BLOCK.sub(replace, text)
+
+
+def stale_blocks(text: str) -> list[str]:
+    """Names of the blocks whose body differs from what the generator writes."""
+    return [
+        m.group("name")
+        for m in BLOCK.finditer(text)
+        if GENERATORS[m.group("name")]() != m.group("body")
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report stale blocks")
+    args = parser.parse_args(argv)
+    text = README.read_text()
+    if args.check:
+        stale = stale_blocks(text)
+        print(f"stale README blocks: {stale}" if stale else "README figures match the results")
+        return 1 if stale else 0
+    README.write_text(render(text))
+    print(f"rewrote {len(BLOCK.findall(text))} blocks in {README.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

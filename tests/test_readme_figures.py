@@ -1,0 +1,45 @@
+"""The README's figure tables are what ``benchmarks/readme_figures.py`` writes from the results."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location(
+        "readme_figures", ROOT / "benchmarks" / "readme_figures.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_figure_blocks_match_the_results_files() -> None:
+    figures = _module()
+    text = (ROOT / "README.md").read_text()
+    names = [m.group("name") for m in figures.BLOCK.finditer(text)]
+    assert sorted(names) == sorted(figures.GENERATORS), "every generator has its README block"
+    assert figures.stale_blocks(text) == [], "run: python benchmarks/readme_figures.py"
+
+
+def test_a_changed_figure_is_caught() -> None:
+    figures = _module()
+    text = (ROOT / "README.md").read_text()
+    block = next(figures.BLOCK.finditer(text))
+    body = block.group("body")
+    digit = next(i for i, c in enumerate(body) if c.isdigit())
+    altered = body[:digit] + str((int(body[digit]) + 1) % 10) + body[digit + 1 :]
+    tampered = text[: block.start("body")] + altered + text[block.end("body") :]
+    assert figures.stale_blocks(tampered) == [block.group("name")]
+    assert figures.render(tampered) == text
+
+
+def test_unknown_block_is_an_error() -> None:
+    figures = _module()
+    with pytest.raises(KeyError, match="no generator"):
+        figures.render("<!-- BEGIN GENERATED: nope -->\nx\n<!-- END GENERATED: nope -->")
