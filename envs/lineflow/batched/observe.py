@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from gymforge.envs.lineflow.batched.compiled import KIND_MAGAZINE, KIND_SWITCH, CompiledLine
-from gymforge.envs.lineflow.batched.engine import (
+from gymforge.envs.lineflow.batched.phases import (
     FAILING,
     FETCH,
     GET_WAIT,
@@ -18,8 +18,8 @@ from gymforge.envs.lineflow.batched.engine import (
     N_PHASES,
     SEQ_ERROR,
     WORKING,
-    LineState,
 )
+from gymforge.envs.lineflow.batched.state import LineState
 from gymforge.envs.lineflow.features import (
     MODE_NAMES,
     TIMED_STATIONS,

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from gymforge.core.seeding import InstanceRNG
-from gymforge.envs.lineflow.batched import engine, observe
+from gymforge.envs.lineflow.batched import compiled, engine, observe, phases, shortcuts, tensor_ops
 from gymforge.envs.lineflow.batched.vector_env import LineFlowVecEnv
 
 
@@ -43,8 +43,8 @@ def test_uniform_lanes_step__is_every_step_th_lane_of_the_same_draw(n, step):
     assert torch.equal(got, expected[::step])
     assert torch.equal(full.counter, some.counter)
     rows = n // 2
-    first = engine._uniform_firsts(some, rows, where)
-    assert torch.equal(first, engine._uniform_pairs(full, rows, where)[:, 0])
+    first = tensor_ops._uniform_firsts(some, rows, where)
+    assert torch.equal(first, tensor_ops._uniform_pairs(full, rows, where)[:, 0])
 
 
 def test_state__has_the_batch_axis_last():
@@ -69,7 +69,7 @@ def test_and_not__is_mask_and_not_other_with_broadcasting():
     gen = torch.Generator().manual_seed(2)
     mask = torch.rand(5, 64, generator=gen) < 0.5
     for other in (torch.rand(5, 64, generator=gen) < 0.5, torch.rand(5, 1, generator=gen) < 0.5):
-        assert torch.equal(engine._and_not(mask, other), mask & ~other)
+        assert torch.equal(tensor_ops._and_not(mask, other), mask & ~other)
 
 
 def _drive(
@@ -111,13 +111,13 @@ def test_advance_shortcuts__equal_full_sweeps(monkeypatch, scenario, shortcut):
 _SETTLE_PLAIN = {
     # (with the sweeps drawing their claims' put times themselves, see ``_settle_rollout``)
     "_claim_only": lambda self, state, active, pending, claims, rng, claimed=None: (
-        active & (pending | engine._any_rows(claims))
+        active & (pending | tensor_ops._any_rows(claims))
     ),
     # (and the walkers arriving at the start of ``advance`` left to its first round)
     "_arrive_walkers_now": lambda self, state, until: None,
     # (and the work ends left to the next sweep like every due timer)
     "_work_ends_only": lambda self, state, active, pending, ends, claims, first_held: (
-        pending | engine._any_rows(ends),
+        pending | tensor_ops._any_rows(ends),
         claims,
     ),
 }
@@ -175,9 +175,9 @@ def test_sweeps__leave_no_carrier_that_can_move_on_and_arrived_only_in_held_slot
     def checked(self, state, *args, **kwargs):
         sweep(self, state, *args, **kwargs)
         sweeps[0] += 1
-        movable = engine._and_not(state.arrived[:-1], state.held[1:]) & self._passable
+        movable = tensor_ops._and_not(state.arrived[:-1], state.held[1:]) & self._passable
         assert not bool(movable.any())
-        assert not bool(engine._and_not(state.arrived, state.held).any())
+        assert not bool(tensor_ops._and_not(state.arrived, state.held).any())
 
     monkeypatch.setattr(engine.Engine, "_sweep", checked)
     _drive(LineFlowVecEnv(num_envs=64, scenario=scenario), 5, 150, ())
@@ -248,7 +248,11 @@ def test_draw_undrawn__equals_the_draws_in_order(overlap):
     gen = torch.Generator().manual_seed(9)
     work, claimed, free = (torch.rand(rows, 300, generator=gen) < 0.1 for _ in range(3))
     started = work | (torch.rand(rows, 300, generator=gen) < 0.1)  # (with works without noise)
-    where = [engine._any_rows(started), engine._any_rows(claimed), engine._any_rows(free)]
+    where = [
+        tensor_ops._any_rows(started),
+        tensor_ops._any_rows(claimed),
+        tensor_ops._any_rows(free),
+    ]
     keep = {"none": (), "work and claims": ((0, 1),), "claims and free": ((1, 2),)}
     if overlap != "all":
         for a, b in ((0, 1), (0, 2), (1, 2)):
@@ -258,7 +262,7 @@ def test_draw_undrawn__equals_the_draws_in_order(overlap):
                     mask &= ~cut[None, :]
                 where[b] = where[b] & ~cut
     base = torch.rand(rows, 300, generator=gen, dtype=torch.float64) * 5 + 1
-    undrawn = engine._Undrawn(claimed=claimed, work=work, base=base, work_where=where[0])
+    undrawn = shortcuts._Undrawn(claimed=claimed, work=work, base=base, work_where=where[0])
     results = []
     for merged in (True, False):
         rng = InstanceRNG(env.rng.seed, env.rng.counter.clone(), env.rng.key)
@@ -266,9 +270,9 @@ def test_draw_undrawn__equals_the_draws_in_order(overlap):
         if merged:
             eng._draw_undrawn(state, undrawn, free, rng)
         else:
-            eng._end_work(state, undrawn, engine._uniform_firsts(rng, rows, where[0]))
+            eng._end_work(state, undrawn, tensor_ops._uniform_firsts(rng, rows, where[0]))
             for mask in (claimed, free):
-                eng._draw_put_times(state, mask, engine._any_rows(mask), rng)
+                eng._draw_put_times(state, mask, tensor_ops._any_rows(mask), rng)
         results.append((state.wake.clone(), rng.counter))
     assert torch.equal(results[0][0], results[1][0])
     assert torch.equal(results[0][1], results[1][1])
@@ -384,12 +388,12 @@ def test_wide__of_a_smaller_batch_slices_the_widest_with_the_same_values():
     eng = env.engine
     widest, small = eng._wide(300), eng._wide(37)
     assert small._parent is widest and eng._wide(37) is small
-    fresh = engine._Wide(eng._bool_columns, env.compiled.rows, 37)
+    fresh = tensor_ops._Wide(eng._bool_columns, env.compiled.rows, 37)
     for name in eng._bool_columns:
         got = getattr(small, name)
         assert got.shape == getattr(fresh, name).shape and torch.equal(got, getattr(fresh, name))
         assert got.stride(-1) == 1  # rows of contiguous elements
-    for phase in (engine.START, engine.PUT_WAIT, engine.SEQ_ERROR):
+    for phase in (phases.START, phases.PUT_WAIT, phases.SEQ_ERROR):
         assert torch.equal(small.phase(phase), fresh.phase(phase))
     assert eng._wide(500)._parent is None and eng._widest._batch == 500
 
@@ -447,16 +451,16 @@ def test_move__equals_the_full_chain_recurrence(scenario, density):
 @pytest.mark.parametrize("batch", [5, 3000])  # below and above CHOOSE_ARITHMETIC elements
 def test_phase_counts__count_the_selected_rows_phases(batch):
     gen = torch.Generator().manual_seed(13)
-    phase = torch.randint(0, engine.N_PHASES, (9, batch), generator=gen).to(torch.int8)
-    wide = engine._Wide({"source": torch.zeros(9, 1, dtype=torch.bool)}, 9, batch)
+    phase = torch.randint(0, phases.N_PHASES, (9, batch), generator=gen).to(torch.int8)
+    wide = tensor_ops._Wide({"source": torch.zeros(9, 1, dtype=torch.bool)}, 9, batch)
     for mask in (
         torch.rand(9, batch, generator=gen) < 0.3,
         torch.rand(1, batch, generator=gen) < 0.5,
     ):
-        expected = [int(((phase == p) & mask).sum()) for p in range(engine.N_PHASES)]
-        assert engine._phase_counts(mask, phase, wide) == expected
-    assert engine._phase_counts(None, phase, wide) == [
-        int((phase == p).sum()) for p in range(engine.N_PHASES)
+        expected = [int(((phase == p) & mask).sum()) for p in range(phases.N_PHASES)]
+        assert tensor_ops._phase_counts(mask, phase, wide) == expected
+    assert tensor_ops._phase_counts(None, phase, wide) == [
+        int((phase == p).sum()) for p in range(phases.N_PHASES)
     ]
 
 
@@ -494,13 +498,13 @@ def test_after_work__is_the_phase_the_working_rule_chose(scenario):
     eng, line = env.engine, env.compiled
     kind = line.kind[:, None]  # (R, 1), like the engine's row columns
     has_out = (line.buffer_out != line.null_buffer)[:, None]
-    expected = torch.where(eng._sink & ~has_out, engine.START, engine.PUT_WAIT)
-    expected = torch.where(eng._sequential, engine.SEQ_NEXT, expected)
-    expected = torch.where(kind == engine.KIND_SWITCH, engine.OUT_CHECK, expected)
+    expected = torch.where(eng._sink & ~has_out, phases.START, phases.PUT_WAIT)
+    expected = torch.where(eng._sequential, phases.SEQ_NEXT, expected)
+    expected = torch.where(kind == compiled.KIND_SWITCH, phases.OUT_CHECK, expected)
     assert torch.equal(eng._after_work, expected.to(torch.int8))
     assert eng._wide(3).after_work.shape == (line.rows, 3)
     assert eng._puts_on_null == (
-        eng._has_switch or bool((~has_out & (kind != engine.KIND_SINK)).any())
+        eng._has_switch or bool((~has_out & (kind != compiled.KIND_SINK)).any())
     )
 
 
@@ -510,7 +514,7 @@ def test_observer_modes__one_lookup_is_the_one_hot_of_the_station_modes(scenario
     observer, state = env.observer, env.state
     generator = torch.Generator().manual_seed(0)
     state.phase = torch.randint(
-        0, engine.N_PHASES, state.phase.shape, generator=generator, dtype=torch.int8
+        0, phases.N_PHASES, state.phase.shape, generator=generator, dtype=torch.int8
     )
     expected = observe._one_hot(observer._station_modes(state), 3)
     got = observer._group_modes(state)
