@@ -20,8 +20,8 @@ from gymforge.envs.lineflow.render import (
     POOL_COLOURS,
     SLOT_FULL,
     LineRenderer,
-    back_edges,
 )
+from gymforge.envs.lineflow.render_layout import back_edges
 from gymforge.envs.lineflow.scenarios import waiting_time
 from gymforge.envs.lineflow.simpy_engine import LineSimulation
 from gymforge.envs.lineflow.viewer import HumanViewer
