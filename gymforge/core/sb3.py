@@ -21,6 +21,8 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
+from gymforge.core.info_rows import Columns, InfoRow, info_rows
+
 
 def _to_numpy(x: Any) -> Any:
     if isinstance(x, torch.Tensor):
@@ -85,20 +87,21 @@ class SB3VecEnv(VecEnv):
                 infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
         return obs, np.asarray(reward, dtype=np.float32), dones, infos
 
-    def _split_info(self, info: dict[str, Any]) -> list[dict[str, Any]]:
-        """Turn Gymnasium's dict of per-env arrays into SB3's list of per-env dicts."""
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+    def _split_info(self, info: dict[str, Any]) -> list[InfoRow]:
+        """Turn Gymnasium's dict of per-env arrays into SB3's list of per-env mappings (views of
+        the arrays, see :mod:`gymforge.core.info_rows`: no loop over the instances)."""
+        columns: Columns = {}
         for key, value in info.items():
             if key.startswith("_") or key in ("final_obs", "final_info"):
                 continue
-            mask = _to_numpy(info.get(f"_{key}", np.ones(self.num_envs, dtype=bool)))
             values = _to_numpy(value)
             if isinstance(values, dict):
                 continue
-            for i in np.flatnonzero(mask):
-                item = values[i]
-                infos[i][key] = item.item() if isinstance(item, np.generic) else item
-        return infos
+            if isinstance(values, np.ndarray):  # (a copy: the env may reuse its tensors)
+                values = values.copy()
+            mask = info.get(f"_{key}")
+            columns[key] = (values, None if mask is None else np.array(_to_numpy(mask)))
+        return info_rows(columns, self.num_envs)
 
     def close(self) -> None:
         self.vector_env.close()
