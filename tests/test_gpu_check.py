@@ -1,0 +1,37 @@
+"""The GPU check's CPU dry run: every family runs through it and its files are written."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_gpu_check_dry_run_on_the_cpu(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks" / "gpu_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--device", "cpu", "--quick", "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert [row["id"] for row in result["ids"]] == list(module.IDS)
+    for row in result["ids"]:
+        assert row["batch_independence"] == "same"
+        assert all(v["equal_fraction"] == 1.0 for v in row["agreement"].values())  # CPU vs CPU
+        assert all(rate > 0 for rate in row["steps_per_s"].values())
+    assert result["trainer"]["steps_per_s"] > 0
+    assert "| LineFlow-WaitingTime-v0 |" in (tmp_path / "gpu_check.md").read_text()
+
+
+def test_gpu_check_refuses_a_device_this_torch_cannot_use(tmp_path: Path, capsys) -> None:
+    import torch
+
+    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks" / "gpu_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if torch.cuda.is_available():
+        return
+    assert module.main(["--device", "cuda", "--quick", "--out", str(tmp_path / "x")]) == 2
+    assert "no usable CUDA device" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()  # refused before any work
