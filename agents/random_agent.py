@@ -7,6 +7,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from gymforge.core.arrays import host_array
+
 
 class RandomAgent:
     """Samples actions uniformly; for a batch of observations, one action per instance.
@@ -27,7 +29,7 @@ class RandomAgent:
         self.action_space.seed(seed)
 
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> Any:
-        obs = np.asarray(observation)
+        obs = host_array(observation)
         if obs.ndim == self._obs_ndim:
             return self.action_space.sample()
         return np.stack([self.action_space.sample() for _ in range(obs.shape[0])])

@@ -21,6 +21,7 @@ from torch.nn import functional as F  # noqa: N812
 
 from gymforge.agents.confounders.models import ConfounderCNN, rmdn_norm
 from gymforge.agents.confounders.rmdn import design_matrix
+from gymforge.core.arrays import host_array
 from gymforge.envs.confounders.config import IMAGE_SIZE
 
 PIXELS = IMAGE_SIZE * IMAGE_SIZE
@@ -48,7 +49,7 @@ class OnlineLearnerAgent:
 
     @staticmethod
     def _split(observation: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        obs = torch.as_tensor(np.asarray(observation), dtype=torch.float32)
+        obs = torch.as_tensor(host_array(observation), dtype=torch.float32)
         rows = obs.reshape(-1, obs.shape[-1])
         x = rows[:, :PIXELS].reshape(-1, 1, IMAGE_SIZE, IMAGE_SIZE)
         return x, rows[:, PIXELS:]
@@ -73,7 +74,7 @@ class OnlineLearnerAgent:
         with torch.no_grad():
             design = design_matrix(torch.zeros(c.shape[0]), c)
             prob = torch.sigmoid(self.model(x, design))
-        shape = np.asarray(observation).shape[:-1]
+        shape = host_array(observation).shape[:-1]
         return prob.reshape(shape).numpy().astype(np.float32)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from gymforge.agents.lineflow.base import LineController
 from gymforge.agents.lineflow.workers import assignment_from_counts, balanced_partition
+from gymforge.core.arrays import host_array
 
 
 class ComplexLineHeuristicAgent(LineController):
@@ -53,7 +54,7 @@ class ComplexLineHeuristicAgent(LineController):
         ]
 
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
-        obs = np.asarray(observation, dtype=np.float64)
+        obs = host_array(observation, np.float64)
         batched = obs.ndim == 2
         rows = obs if batched else obs[None]
         parts = np.atleast_1d(np.asarray((info or {}).get("n_parts", 0)))

@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 
 from gymforge.agents.lineflow.base import LineController
+from gymforge.core.arrays import host_array
 from gymforge.envs.lineflow.spec import SwitchSpec
 
 
@@ -32,7 +33,7 @@ class GreedyRoutingAgent(LineController):
             raise ValueError(f"line {self.line.name!r} has no actionable switch to route")
 
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
-        obs = np.asarray(observation)
+        obs = host_array(observation)
         action = self.zero_action(obs)
         for slot, fills, take_fullest in self._rules:
             values = obs[..., fills]

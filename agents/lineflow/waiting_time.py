@@ -21,6 +21,7 @@ import gymnasium as gym
 import numpy as np
 
 from gymforge.agents.lineflow.base import LineController
+from gymforge.core.arrays import host_array
 from gymforge.envs.lineflow.features import timed_scale
 from gymforge.envs.lineflow.spec import AssemblySpec, BufferSpec, LineSpec, SourceSpec
 
@@ -81,7 +82,7 @@ class OptimalWaitingTimeAgent(LineController):
         self._nominal = optimal_waiting_time(self.line)
 
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
-        obs = np.asarray(observation, dtype=np.float64)
+        obs = host_array(observation, np.float64)
         if self.use_observation:
             observed = obs[..., self._time_index] * self._time_scale
             waiting = optimal_waiting_time(self.line, assembly_time=observed)

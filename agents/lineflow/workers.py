@@ -18,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 
 from gymforge.agents.lineflow.base import LineController
+from gymforge.core.arrays import host_array
 
 EXHAUSTIVE_LIMIT = 200_000
 
@@ -88,7 +89,7 @@ class BestPartitionAgent(LineController):
         self._slots = [self.slot(pool.name, "worker", w) for w in range(pool.n_workers)]
 
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
-        obs = np.asarray(observation)
+        obs = host_array(observation)
         action = self.zero_action(obs)
         action[..., self._slots] = self._assignment
         return action

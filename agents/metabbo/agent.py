@@ -21,6 +21,7 @@ import torch
 
 from gymforge.agents.metabbo.mamba import MambaState
 from gymforge.agents.metabbo.qmamba import QMambaConfig, QMambaNet, check_acting
+from gymforge.core.arrays import host_array
 
 MODEL_FORMAT = "gymforge-qmamba"
 MODEL_FORMAT_VERSION = 1
@@ -80,7 +81,7 @@ class QMambaAgent:
             self._generator.manual_seed(seed)
 
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
-        obs = torch.as_tensor(np.asarray(observation), dtype=torch.float32, device=self.device)
+        obs = torch.as_tensor(host_array(observation), dtype=torch.float32, device=self.device)
         single = obs.ndim == 1
         if single:
             obs = obs.unsqueeze(0)

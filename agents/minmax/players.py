@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 from pettingzoo import ParallelEnv
 
+from gymforge.core.arrays import host_array
+
 
 class HeavyBallPlayers:
     """Simultaneous heavy-ball gradient descent–ascent from the observed gradients.
@@ -42,7 +44,7 @@ class HeavyBallPlayers:
         }
 
     def act(self, observations: dict[str, Any]) -> dict[str, np.ndarray]:
-        obs = np.asarray(observations["x"], dtype=np.float64)
+        obs = host_array(observations["x"], np.float64)
         m, n = self.x_dim, self.y_dim
         gradients = {"x": -obs[m + n : 2 * m + n], "y": obs[2 * m + n : 2 * (m + n)]}
         actions = {}

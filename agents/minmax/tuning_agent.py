@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from gymforge.agents.minmax.spectral import stability_map
+from gymforge.core.arrays import host_array
 from gymforge.envs.minmax.games import LinearGame
 
 
@@ -54,7 +55,7 @@ class SpectralTuningAgent:
         """Nothing to reset: the choice is fixed."""
 
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
-        obs = np.asarray(observation)
+        obs = host_array(observation)
         if obs.ndim == self._obs_ndim:
             return self.choice.copy()
         return np.repeat(self.choice[None], obs.shape[0], axis=0)

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from gymforge.core.arrays import host_array
 from gymforge.envs.metabbo.presets import BINS, Preset
 
 #: observation index of the remaining-budget feature: 1.0 exactly at an episode's start
@@ -26,7 +27,7 @@ def env_preset(env: Any) -> Preset:
 
 def as_batch(observation: Any) -> tuple[np.ndarray, bool]:
     """``observation`` as a ``[B, 9]`` array, and whether it was a single observation."""
-    obs = np.asarray(observation, dtype=np.float64)
+    obs = host_array(observation, np.float64)
     if obs.ndim == 1:
         return obs[None, :], True
     if obs.ndim != 2:
