@@ -20,6 +20,7 @@ compare the two on every function. The order and per-row parameters of a batch (
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,6 +59,8 @@ CONDITION |= {17: 10.0, 18: 1000.0}
 _POW2 = [2.0**j for j in range(1, bf.KATSUURA_TERMS + 1)]
 _POW3 = [3.0**k for k in range(bf.WEIERSTRASS_TERMS)]
 _HALF_POW = [0.5**k for k in range(bf.WEIERSTRASS_TERMS)]
+_INV_POW2 = [0.5**j for j in range(1, bf.KATSUURA_TERMS + 1)]
+PENALISED = frozenset({4, 7, 16, 17, 18, 21, 22, 23, 24})  # tails with a multiple of f_pen(x)
 
 assert set(STAGE_ORDER) == set(range(1, 25)) and len(STAGE_ORDER) == 24
 
@@ -231,7 +234,11 @@ def evaluate_staged(instances: BBOBInstances, x: Tensor) -> Tensor:
     if hi > lo:
         s[lo:hi].mul_(p.cond[lo:hi])
         bf._rot(p.args.rot_r[lo:hi], s[lo:hi], out=s[lo:hi])
-    values = [_tail(p, fids, s, xp, z_hat0) for fids in _TAIL_GROUPS]
+    pen = None
+    if any(f in p.spans for f in PENALISED):  # f_pen(x) of every row, in scratch memory
+        buf = temporary("stage_pen", x.shape, x.dtype, x.device)
+        pen = torch.abs(xp, out=buf).sub_(5.0).clamp_min_(0.0).square_().sum(-1)
+    values = [_tail(p, fids, s, xp, pen, z_hat0) for fids in _TAIL_GROUPS]
     out = torch.cat([v for v in values if v is not None]).add_(p.f_opt)
     return out if p.inverse is None else out.index_select(0, p.inverse)
 
@@ -268,6 +275,7 @@ def _tail(
     fids: tuple[int, ...],
     s: Tensor,
     x: Tensor,
+    pen: Tensor | None,
     z_hat0: Tensor | None,
 ) -> Tensor | None:
     """``f - f_opt`` of the rows of ``fids`` from their staged ``s`` (``None`` if absent)."""
@@ -275,15 +283,18 @@ def _tail(
     if hi == lo:
         return None
     a, z, xs = p.rows(fids), s[lo:hi], x[lo:hi]
+    pen_rows = torch.empty(0) if pen is None else pen[lo:hi]
     if fids == (9, 19):
         return _rosenbrock_pair(p, z, xs)
     if fids == (17, 18):
-        return _schaffers(p.cond[lo:hi] * z, xs)
+        return _schaffers(p.cond[lo:hi] * z, xs, pen_rows)
     if fids[0] == 7:
         assert z_hat0 is not None
         core = (bf._scales(xs, 100.0) * z.square()).sum(-1)
-        return 0.1 * torch.maximum(z_hat0.abs() * 1e-4, core) + bf._f_pen(xs)
-    return _TAILS[fids[0]](a, z, xs)
+        return 0.1 * torch.maximum(z_hat0.abs() * 1e-4, core) + pen_rows
+    if fids[0] == 24:
+        return _lunacek(p.two_signs, z, xs, pen_rows)
+    return _TAILS[fids[0]](a, z, xs, pen_rows)
 
 
 def _rosenbrock_pair(p: StagePlan, z: Tensor, x: Tensor) -> Tensor:
@@ -304,14 +315,14 @@ def _rosenbrock_pair(p: StagePlan, z: Tensor, x: Tensor) -> Tensor:
     return parts[0] if len(parts) == 1 else torch.cat(parts)
 
 
-def _schaffers(z: Tensor, x: Tensor) -> Tensor:
+def _schaffers(z: Tensor, x: Tensor, pen: Tensor) -> Tensor:
     """f17/f18 from ``z = L(alpha) Q T_asy^0.5(R (x - x_opt))``."""
     s2 = z[..., :-1].square() + z[..., 1:].square()
     terms = bf._pow(s2, 0.25) * (1.0 + torch.sin(50.0 * bf._pow(s2, 0.1)).square())
-    return (terms.sum(-1) / (x.shape[-1] - 1)) ** 2 + 10.0 * bf._f_pen(x)
+    return (terms.sum(-1) / (x.shape[-1] - 1)) ** 2 + 10.0 * pen
 
 
-def _weierstrass(a: KernelArgs, z: Tensor, x: Tensor) -> Tensor:
+def _weierstrass(a: KernelArgs, z: Tensor, x: Tensor, pen: Tensor) -> Tensor:
     """f16 from ``z = R L(1/100) Q T_osz(R (x - x_opt))``: the twelve terms in one pass (in
     scratch memory: fresh blocks of this size cost more in page faults than in arithmetic)."""
     shape = (*z.shape, bf.WEIERSTRASS_TERMS)
@@ -322,10 +333,10 @@ def _weierstrass(a: KernelArgs, z: Tensor, x: Tensor) -> Tensor:
     torch.mul(base, pow3, out=terms).cos_().mul_(half)
     total = torch.cumsum(terms, -1, out=total)[..., -1].contiguous()
     d = x.shape[-1]
-    return 10.0 * (total.sum(-1) / d - bf._weierstrass_f0()) ** 3 + 10.0 / d * bf._f_pen(x)
+    return 10.0 * (total.sum(-1) / d - bf._weierstrass_f0()) ** 3 + 10.0 / d * pen
 
 
-def _katsuura(a: KernelArgs, z: Tensor, x: Tensor) -> Tensor:
+def _katsuura(a: KernelArgs, z: Tensor, x: Tensor, pen: Tensor) -> Tensor:
     """f23 from ``z = R L(100) Q (x - x_opt)``: the 32 terms in one pass (scratch memory)."""
     shape = (*z.shape, bf.KATSUURA_TERMS)
     scaled = temporary("stage_terms", shape, z.dtype, z.device)
@@ -333,15 +344,18 @@ def _katsuura(a: KernelArgs, z: Tensor, x: Tensor) -> Tensor:
     pow2 = torch.tensor(_POW2, dtype=z.dtype, device=z.device)
     torch.mul(z[..., None], pow2, out=scaled)
     torch.add(scaled, 0.5, out=rounded).floor_()
-    terms = scaled.sub_(rounded).abs_().div_(pow2)
+    # / 2^j as * 2^-j: both are the exact quotient, correctly rounded (powers of two)
+    terms = (
+        scaled.sub_(rounded).abs_().mul_(torch.tensor(_INV_POW2, dtype=z.dtype, device=z.device))
+    )
     total = torch.cumsum(terms, -1, out=rounded)[..., -1].contiguous()
     d = x.shape[-1]
     index = torch.arange(1, d + 1, dtype=x.dtype, device=x.device)
     product = torch.prod(1.0 + index * total, dim=-1)
-    return 10.0 / d / d * (bf._pow(product, 10.0 / d**1.2) - 1.0) + bf._f_pen(x)
+    return 10.0 / d / d * (bf._pow(product, 10.0 / d**1.2) - 1.0) + pen
 
 
-def _gallagher(a: KernelArgs, t: Tensor, x: Tensor) -> Tensor:
+def _gallagher(a: KernelArgs, t: Tensor, x: Tensor, pen: Tensor) -> Tensor:
     """f21/f22 from ``t = R x``: every peak's weighted distance in one pass (scratch memory)."""
     b, p, d = t.shape
     shape = (b, p, a.peak_weights.shape[1], d)
@@ -351,46 +365,57 @@ def _gallagher(a: KernelArgs, t: Tensor, x: Tensor) -> Tensor:
     diff.mul_(a.peak_scales[:, None])
     dist = torch.cumsum(diff, -1, out=dist)[..., -1].contiguous()  # [b, P, K]
     best = (a.peak_weights[:, None, :] * torch.exp(-0.5 / d * dist)).amax(-1)
-    return bf._t_osz(10.0 - best).square() + bf._f_pen(x)
+    return bf._t_osz(10.0 - best).square() + pen
 
 
-def _lunacek(a: KernelArgs, z: Tensor, x: Tensor) -> Tensor:
-    """f24 from ``z = R L(100) Q (x_hat - mu0)``."""
+def _lunacek(two_signs: Tensor, z: Tensor, x: Tensor, pen: Tensor) -> Tensor:
+    """f24 from ``z = R L(100) Q (x_hat - mu0)``; ``two_signs = 2 sign(x_opt)``."""
     d = x.shape[-1]
     s = 1.0 - 0.5 / (math.sqrt(d + 20.0) - 4.1)
     mu1 = -math.sqrt((bf.LUNACEK_MU0**2 - 1.0) / s)
-    x_hat = 2.0 * bf._signs(a.x_opt) * x
+    x_hat = two_signs * x
     sphere0 = (x_hat - bf.LUNACEK_MU0).square().sum(-1)
     sphere1 = d + s * (x_hat - mu1).square().sum(-1)
     multimodal = 10.0 * (d - torch.cos(2.0 * math.pi * z).sum(-1))
-    return torch.minimum(sphere0, sphere1) + multimodal + 1e4 * bf._f_pen(x)
+    return torch.minimum(sphere0, sphere1) + multimodal + 1e4 * pen
 
 
-def _attractive_sector(a: KernelArgs, z: Tensor, x: Tensor) -> Tensor:
+@functools.cache
+def _even(d: int, device: torch.device) -> Tensor:
+    """``[D]`` bool: the even (0-based) coordinates (a cached constant: do not modify it)."""
+    return torch.arange(d, device=device) % 2 == 0
+
+
+def _bueche_rastrigin(z: Tensor, x: Tensor, pen: Tensor) -> Tensor:
+    """f4 from ``z = T_osz(x - x_opt)``."""
+    s = bf._cond(x, 10.0) * ((z > 0) & _even(x.shape[-1], x.device)).to(z.dtype).mul_(9.0).add_(1.0)
+    return bf._rastrigin(s * z) + 100.0 * pen
+
+
+def _attractive_sector(a: KernelArgs, z: Tensor, x: Tensor, pen: Tensor) -> Tensor:
     """f6 from ``z = R L(10) Q (x - x_opt)``."""
     z = z * (z * a.x_opt[:, None, :] > 0).to(z.dtype).mul_(99.0).add_(1.0)
     return bf._pow(bf._t_osz(z.square().sum(-1)), 0.9)
 
 
-_Tail = Callable[[KernelArgs, Tensor, Tensor], Tensor]
+_Tail = Callable[[KernelArgs, Tensor, Tensor, Tensor], Tensor]
 _TAILS: dict[int, _Tail] = {
-    1: lambda a, z, x: z.square().sum(-1),
-    5: lambda a, z, x: bf.f5_linear_slope(a, x),
-    8: lambda a, z, x: bf._rosenbrock(bf._rosenbrock_scale(x) * z + 1.0),
-    20: lambda a, z, x: bf.f20_schwefel(a, x),
-    4: lambda a, z, x: bf._f4_of(a, z, x),
-    3: lambda a, z, x: bf._f3_of(a, z, x),
-    2: lambda a, z, x: bf._ellipsoid_of(a, z, x),
-    10: lambda a, z, x: bf._ellipsoid_of(a, z, x),
-    11: lambda a, z, x: bf._f11_of(a, z, x),
+    1: lambda a, z, x, pen: z.square().sum(-1),
+    5: lambda a, z, x, pen: bf.f5_linear_slope(a, x),
+    8: lambda a, z, x, pen: bf._rosenbrock(bf._rosenbrock_scale(x) * z + 1.0),
+    20: lambda a, z, x, pen: bf.f20_schwefel(a, x),
+    4: lambda a, z, x, pen: _bueche_rastrigin(z, x, pen),
+    3: lambda a, z, x, pen: bf._f3_of(a, z, x),
+    2: lambda a, z, x, pen: bf._ellipsoid_of(a, z, x),
+    10: lambda a, z, x, pen: bf._ellipsoid_of(a, z, x),
+    11: lambda a, z, x, pen: bf._f11_of(a, z, x),
     16: _weierstrass,
-    15: lambda a, z, x: bf._rastrigin(z),
-    12: lambda a, z, x: z[..., 0].square() + 1e6 * z[..., 1:].square().sum(-1),
+    15: lambda a, z, x, pen: bf._rastrigin(z),
+    12: lambda a, z, x, pen: z[..., 0].square() + 1e6 * z[..., 1:].square().sum(-1),
     6: _attractive_sector,
-    13: lambda a, z, x: z[..., 0].square() + 100.0 * torch.sqrt(z[..., 1:].square().sum(-1)),
+    13: lambda a, z, x, pen: z[..., 0].square() + 100.0 * torch.sqrt(z[..., 1:].square().sum(-1)),
     23: _katsuura,
-    24: _lunacek,
-    14: lambda a, z, x: torch.sqrt(bf._pow(z.abs(), 2.0 + 4.0 * bf._exponents(x)).sum(-1)),
+    14: lambda a, z, x, pen: torch.sqrt(bf._pow(z.abs(), 2.0 + 4.0 * bf._exponents(x)).sum(-1)),
     21: _gallagher,
     22: _gallagher,
 }
