@@ -2,8 +2,10 @@
 
 A batch of problem instances is a :class:`BBOBInstances` (tensors with a leading instance axis
 ``B``; one dimension ``D`` per batch, functions may be mixed). :func:`evaluate` computes
-``f(x)`` for a population ``x`` of shape ``[B, P, D]`` in one call, looping over the function ids
-present (at most 24), never over instances.
+``f(x)`` for a population ``x`` of shape ``[B, P, D]`` in one call, never looping over instances:
+the transforms the functions share (shift, rotations, ``T_osz``, ``T_asy``, conditioning) run
+once each over the rows that need them (:mod:`.bbob_stages`), then each function present finishes
+its own rows.
 
 Functions (ids as in COCO's ``bbob`` suite; formulas in :mod:`.bbob_functions`):
 
