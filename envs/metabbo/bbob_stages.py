@@ -81,6 +81,7 @@ class StagePlan:
     two_signs: Tensor  # [n24, 1, D] 2 sign(x_opt) of the f24 rows
     ranges: dict[tuple[int, ...], tuple[int, int]] = field(default_factory=dict)  # memo
     tail_args: dict[tuple[int, ...], KernelArgs] = field(default_factory=dict)  # memo
+    constants: dict[int, tuple[Tensor, ...]] = field(default_factory=dict)  # memo of tails
 
     def span(self, fids: tuple[int, ...]) -> tuple[int, int]:
         """Rows ``[lo, hi)`` of the run of :data:`STAGE_ORDER` holding ``fids``."""
@@ -294,6 +295,11 @@ def _tail(
         return 0.1 * torch.maximum(z_hat0.abs() * 1e-4, core) + pen_rows
     if fids[0] == 24:
         return _lunacek(p.two_signs, z, xs, pen_rows)
+    if fids[0] == 20:
+        got = p.constants.get(20)
+        if got is None:  # 2 sign(x_opt) and 2 |x_opt|, once per batch
+            got = p.constants[20] = (2.0 * bf._signs(a.x_opt), 2.0 * a.x_opt.abs()[:, None, :])
+        return _schwefel(*got, xs)
     return _TAILS[fids[0]](a, z, xs, pen_rows)
 
 
@@ -318,7 +324,8 @@ def _rosenbrock_pair(p: StagePlan, z: Tensor, x: Tensor) -> Tensor:
 def _schaffers(z: Tensor, x: Tensor, pen: Tensor) -> Tensor:
     """f17/f18 from ``z = L(alpha) Q T_asy^0.5(R (x - x_opt))``."""
     s2 = z[..., :-1].square() + z[..., 1:].square()
-    terms = bf._pow(s2, 0.25) * (1.0 + torch.sin(50.0 * bf._pow(s2, 0.1)).square())
+    log_s2 = torch.log(s2)  # both powers are exp(e log(s2)) (see bbob_functions._pow): one log
+    terms = torch.exp(0.25 * log_s2) * (1.0 + torch.sin(50.0 * torch.exp(0.1 * log_s2)).square())
     return (terms.sum(-1) / (x.shape[-1] - 1)) ** 2 + 10.0 * pen
 
 
@@ -380,6 +387,17 @@ def _lunacek(two_signs: Tensor, z: Tensor, x: Tensor, pen: Tensor) -> Tensor:
     return torch.minimum(sphere0, sphere1) + multimodal + 1e4 * pen
 
 
+def _schwefel(two_signs: Tensor, two_abs_opt: Tensor, x: Tensor) -> Tensor:
+    """f20 from ``x``, with ``2 sign(x_opt)`` and ``2 |x_opt|`` (``[b, 1, D]``) from the plan."""
+    x_hat = two_signs * x
+    lagged = torch.nn.functional.pad((x_hat - two_abs_opt)[..., :-1], (1, 0))
+    z_hat = x_hat + 0.25 * lagged
+    z = 100.0 * (bf._cond(x, 10.0) * (z_hat - two_abs_opt) + two_abs_opt)
+    penalty = bf._f_pen(z, bound=500.0)
+    core = (z * torch.sin(torch.sqrt(z.abs()))).sum(-1) / x.shape[-1]
+    return 0.01 * (penalty + bf.SCHWEFEL_CONST - core)
+
+
 @functools.cache
 def _even(d: int, device: torch.device) -> Tensor:
     """``[D]`` bool: the even (0-based) coordinates (a cached constant: do not modify it)."""
@@ -403,7 +421,6 @@ _TAILS: dict[int, _Tail] = {
     1: lambda a, z, x, pen: z.square().sum(-1),
     5: lambda a, z, x, pen: bf.f5_linear_slope(a, x),
     8: lambda a, z, x, pen: bf._rosenbrock(bf._rosenbrock_scale(x) * z + 1.0),
-    20: lambda a, z, x, pen: bf.f20_schwefel(a, x),
     4: lambda a, z, x, pen: _bueche_rastrigin(z, x, pen),
     3: lambda a, z, x, pen: bf._f3_of(a, z, x),
     2: lambda a, z, x, pen: bf._ellipsoid_of(a, z, x),
