@@ -342,6 +342,16 @@ def numpy_round(e: int, gens: int) -> tuple[float, float]:
     return time.perf_counter() - start, err
 
 
+def _where(code: Path, export: Path, rev: str | None) -> str:
+    """Where a worker imported the env code from, in words (no absolute paths); a baseline
+    that did not come from its export is an error."""
+    if code.is_relative_to(common.REPO_ROOT):
+        return f"this checkout's {code.relative_to(common.REPO_ROOT)}"
+    if code.is_relative_to(export):
+        return f"the export of {rev}: its {code.relative_to(export / 'tree')}"
+    raise RuntimeError(f"a worker imported gymforge from an unexpected place: {code}")
+
+
 def _summary(runs: list[dict[str, Any]], b: int) -> dict[str, Any]:
     wall = [1e3 * r["wall_s"] / b for r in runs]
     cpu = [1e3 * r["cpu_s"] / b for r in runs]
@@ -365,6 +375,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         impls = {"new": Worker(None)}
         if args.baseline:
             impls["baseline"] = Worker(export_revision(args.baseline, Path(tmp)))
+        export = Path(tmp).resolve()
+        codes = {name: _where(Path(w.code), export, args.baseline) for name, w in impls.items()}
         runs: dict[str, dict[str, list]] = {k: {w: [] for w in WORKLOADS} for k in impls}
         np_times, np_errs, loads = [], [], []
         try:
@@ -385,7 +397,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 np_errs.append(err)
                 print(f"round {r} numpy: {1e3 * sec:.1f} ms per instance-episode", flush=True)
         finally:
-            codes = {name: w.code for name, w in impls.items()}
             for w in impls.values():
                 w.close()
     results = {name: {w: _summary(runs[name][w], b) for w in WORKLOADS} for name in impls}
@@ -510,9 +521,7 @@ def markdown(res: dict[str, Any]) -> str:
         f"{common.fmt_verdict(t['default_ms_pass'])} ({t['default_ms']:.1f} ms).",
         "",
         "Code that ran (each worker reports where it imported `gymforge.envs.metabbo` from): "
-        + "; ".join(
-            f"{k}: a {'temporary export' if k != 'new' else 'checkout'}" for k in res["code"]
-        )
+        + "; ".join(f"{k}: {where}" for k, where in res["code"].items())
         + ".",
         "",
         "Anchor: Q-Mamba's own Alg0 environment takes about 360 ms per episode (reference "
