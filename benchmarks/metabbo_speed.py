@@ -1,38 +1,58 @@
-"""MetaBBO speed: batched torch env vs. a straightforward per-instance numpy implementation.
+"""MetaBBO speed: the batched env on the default problems and on a four-function mix, side by
+side with a baseline revision of the code, and against a per-instance numpy loop.
 
-Measures the time of one 500-generation ``MetaBBO-v0`` episode (preset ``alg0``: DE/current-to-
-rand/1, exponential crossover, crowding selection, clip bounds; population 100, dimension 10)
-per instance, for the batched env at ``B in {1, 16, 64, 256}`` and for a numpy implementation of
-the same optimizer, features and reward written here (vectorised over the population of one
-instance, one instance at a time, as MetaBox/Q-Mamba environments are). Both run on the same
-problems: a mix of four BBOB functions (f1 sphere, f2 separable ellipsoid, f10 rotated
-ellipsoid, f11 discus; MetaBox-style random instances) whose numpy objective is checked against
-the torch one here, and with the same per-generation actions (random bins).
+Measures one 500-generation ``MetaBBO-v0`` episode (preset ``alg0``: DE/current-to-rand/1,
+exponential crossover, crowding selection, clip bounds; population 100, dimension 10, random
+actions) per instance at ``B = 64`` on two workloads:
+
+- ``default``: ``gym.make_vec("MetaBBO-v0", num_envs=B, vectorization_mode="vector_entry_point",
+  autoreset=False)``, i.e. the defaults a user gets (easy split's 16 train functions, problems
+  drawn from the reset seeds);
+- ``mix4``: the four-function mix f1, f2, f10, f11 (MetaBox-style random instances pinned
+  through the reset options, as recorded before).
+
+``--baseline REV`` also runs the code of git revision ``REV`` (exported with ``git archive``
+into a temporary folder): each implementation lives in its own worker process (this script
+with ``--worker``, importing ``gymforge`` from its own tree), and the rounds alternate between
+them, one episode at a time, so that both see the same background load. Every episode reports
+its wall time and its CPU time (``time.thread_time``: less sensitive to other processes on the
+machine) and a digest of its observations, rewards and final errors; the digests of the two
+implementations must agree (bit-identical trajectories). Each round also runs one episode of a
+numpy implementation of the same optimizer, features and reward written here (vectorised over
+the population of one instance, one instance at a time, as MetaBox/Q-Mamba environments are),
+on the mix's functions.
 
 Targets
-    1. batched ``B = 64`` at least 10x faster per instance-episode than the numpy loop;
-    2. batched ``B = 64`` at most 20 ms per instance-episode.
+    1. batched ``B = 64`` at least 10x faster per instance-episode than the numpy loop (mix);
+    2. the default workload at ``B = 64`` at most 40 ms per instance-episode (wall median).
 
-Method: ``torch.set_num_threads(1)``; the episode loop is timed (reset + all generations, actions
-pre-drawn); the batched env runs ``--repeats`` episodes per ``B``, each followed by one numpy
-episode (on functions f1, f2, f10, f11 in turn), so that both see the same background load;
-medians are reported (the numpy median is over all its episodes). The final best errors of both implementations are
-recorded too (different random streams, so only their distributions are comparable).
+Method: ``torch.set_num_threads(1)`` in every process; the episode loop is timed (reset + all
+generations, actions pre-drawn from the round's seed, the same for both implementations);
+medians over rounds; the ratio new / baseline of the medians, and the median of the per-round
+ratios. The load average is recorded at the start, per round and at the end.
 
-Run: ``.venv/bin/python benchmarks/metabbo_speed.py`` (``--quick``: 100 generations, fewer
-repeats). Writes ``benchmarks/results/metabbo_speed.{json,md}``.
+Run: ``.venv/bin/python benchmarks/metabbo_speed.py --baseline REV --repeats 7``
+(``--quick``: 100 generations, 2 rounds). Writes ``benchmarks/results/metabbo_speed.{json,md}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
 import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
+import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -40,10 +60,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common
 
-from gymforge.envs.metabbo.bbob import evaluate, random_instances
-from gymforge.envs.metabbo.gym_env import MetaBBOVecEnv
-
 FUNCTIONS = (1, 2, 10, 11)
+WORKLOADS = ("default", "mix4")
 RESULTS = common.REPO_ROOT / "benchmarks" / "results"
 NP_, DIM, LO, HI = 100, 10, -5.0, 5.0
 
@@ -161,15 +179,143 @@ def numpy_episode(f, f_opt: float, seed: int, actions: np.ndarray) -> tuple[floa
     return float(gbest - f_opt), ret
 
 
-# ----------------------------------------------------------------------------- measurement
+# ----------------------------------------------------------------------------- batched worker
 
 
 def _problem(i: int) -> tuple[int, int]:
     return FUNCTIONS[i % len(FUNCTIONS)], 1000 + i
 
 
+def batched_episode(workload: str, b: int, gens: int, seed: int) -> dict[str, Any]:
+    """One timed episode of ``b`` instances: wall and CPU seconds, final errors, a digest."""
+    import gymnasium as gym
+
+    import gymforge  # noqa: F401 - registers the ids
+
+    kwargs: dict[str, Any] = {"split": list(FUNCTIONS)} if workload == "mix4" else {}
+    env = gym.make_vec(
+        "MetaBBO-v0",
+        num_envs=b,
+        vectorization_mode="vector_entry_point",
+        autoreset=False,
+        max_generations=gens,
+        **kwargs,
+    )
+    options = None
+    if workload == "mix4":
+        probs = [_problem(i) for i in range(b)]
+        options = {"function_ids": [p[0] for p in probs], "instance_ids": [p[1] for p in probs]}
+    actions = torch.randint(0, 16, (gens, b, 3), generator=torch.Generator().manual_seed(seed))
+    digest = hashlib.blake2b(digest_size=8)
+    wall, cpu = time.perf_counter(), time.thread_time()
+    obs, _ = env.reset(seed=[seed + i for i in range(b)], options=options)
+    digest.update(obs.numpy().tobytes())
+    info: dict[str, Any] = {}
+    for t in range(gens):
+        obs, reward, term, trunc, info = env.step(actions[t])
+        digest.update(obs.numpy().tobytes())
+        digest.update(reward.numpy().tobytes())
+        if bool((term | trunc).all()):
+            break
+    cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+    errors = info["best_error"].numpy()
+    digest.update(errors.tobytes())
+    env.close()
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "median_log10_error": float(np.median(np.log10(np.maximum(errors, 1e-8)))),
+        "digest": digest.hexdigest(),
+        "distinct_functions": len(set(info["function_id"].tolist())),
+    }
+
+
+def worker() -> int:
+    """Serve episodes: one JSON request per stdin line, one JSON result per stdout line."""
+    torch.set_num_threads(1)
+    import gymforge.envs.metabbo as metabbo
+
+    print(json.dumps({"ready": True, "code": str(Path(metabbo.__file__).resolve().parent)}))
+    sys.stdout.flush()
+    batched_episode("mix4", 8, 5, 0)  # warm-up: imports, first-call costs
+    for line in sys.stdin:
+        request = json.loads(line)
+        result = batched_episode(
+            request["workload"], request["b"], request["gens"], request["seed"]
+        )
+        print(json.dumps(result), flush=True)
+    return 0
+
+
+class Worker:
+    """A ``--worker`` process importing ``gymforge`` from ``pythonpath`` (``None``: this tree)."""
+
+    def __init__(self, pythonpath: Path | None) -> None:
+        env = dict(os.environ)
+        if pythonpath is not None:
+            env["PYTHONPATH"] = str(pythonpath)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tempfile.gettempdir(),  # not the repository root: its gymforge/ would shadow
+        )
+        self.code = json.loads(self._read())["code"]
+
+    def _read(self) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("benchmark worker exited early")
+        return line
+
+    def episode(self, workload: str, b: int, gens: int, seed: int) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        request = {"workload": workload, "b": b, "gens": gens, "seed": seed}
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self._read())
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def export_revision(rev: str, folder: Path) -> Path:
+    """``rev``'s tree exported into ``folder``, and an import root whose ``gymforge`` package
+    maps the subpackages as that revision's ``pyproject.toml`` does (returned)."""
+    tree, site = folder / "tree", folder / "site"
+    tree.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", rev],
+        cwd=common.REPO_ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
+    tar_path = folder / "rev.tar"
+    tar_path.write_bytes(archive)
+    with tarfile.open(tar_path) as tar:
+        tar.extractall(tree, filter="data")
+    mapping = tomllib.loads((tree / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-dir"
+    ]
+    shutil.copytree(tree / mapping["gymforge"], site / "gymforge")
+    for name, source in mapping.items():
+        if name != "gymforge":
+            (site / name.replace(".", "/")).symlink_to(tree / source)
+    return site
+
+
+# ----------------------------------------------------------------------------- measurement
+
+
 def objective_check() -> float:
     """Max relative difference between the numpy and torch objectives on random points."""
+    from gymforge.envs.metabbo.bbob import evaluate, random_instances
+
     worst = 0.0
     for i in range(len(FUNCTIONS)):
         fid, iid = _problem(i)
@@ -183,219 +329,222 @@ def objective_check() -> float:
     return worst
 
 
-def batched_episode(b: int, gens: int, seed: int) -> tuple[float, np.ndarray]:
-    """Seconds of one episode of ``b`` instances, and their final best errors."""
-    env = MetaBBOVecEnv(num_envs=b, autoreset=False, split=list(FUNCTIONS), max_generations=gens)
-    probs = [_problem(i) for i in range(b)]
-    actions = torch.randint(0, 16, (gens, b, 3), generator=torch.Generator().manual_seed(seed))
+def numpy_round(e: int, gens: int) -> tuple[float, float]:
+    """Seconds and final error of numpy episode ``e`` (functions of the mix in turn)."""
+    from gymforge.envs.metabbo.bbob import random_instances
+
+    fid, iid = _problem(e)
+    inst = random_instances([fid], DIM, [iid])
+    f = numpy_objective(fid, inst.x_opt[0].numpy(), inst.rot_r[0].numpy(), float(inst.f_opt))
+    actions = np.random.default_rng(e).integers(0, 16, (gens, 3))
     start = time.perf_counter()
-    env.reset(
-        seed=[seed + i for i in range(b)],
-        options={"function_ids": [p[0] for p in probs], "instance_ids": [p[1] for p in probs]},
-    )
-    for t in range(gens):
-        _, _, term, trunc, info = env.step(actions[t])
-        if bool((term | trunc).all()):
-            break
-    return time.perf_counter() - start, info["best_error"].numpy()
+    err, _ = numpy_episode(f, float(inst.f_opt), e, actions)
+    return time.perf_counter() - start, err
 
 
-def run(args: argparse.Namespace) -> dict:
+def _where(code: Path, export: Path, rev: str | None) -> str:
+    """Where a worker imported the env code from, in words (no absolute paths); a baseline
+    that did not come from its export is an error."""
+    if code.is_relative_to(common.REPO_ROOT):
+        return f"this checkout's {code.relative_to(common.REPO_ROOT)}"
+    if code.is_relative_to(export):
+        return f"the export of {rev}: its {code.relative_to(export / 'tree')}"
+    raise RuntimeError(f"a worker imported gymforge from an unexpected place: {code}")
+
+
+def _summary(runs: list[dict[str, Any]], b: int) -> dict[str, Any]:
+    wall = [1e3 * r["wall_s"] / b for r in runs]
+    cpu = [1e3 * r["cpu_s"] / b for r in runs]
+    return {
+        "wall_ms": wall,
+        "cpu_ms": cpu,
+        "median_wall_ms": statistics.median(wall),
+        "median_cpu_ms": statistics.median(cpu),
+        "median_log10_error": statistics.median(r["median_log10_error"] for r in runs),
+        "digests": [r["digest"] for r in runs],
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
     torch.set_num_threads(1)
-    gens = args.generations
-    load_at_start = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    gens, b = args.generations, args.batch
+    load_start = os.getloadavg()
     started = time.perf_counter()
     check = objective_check()
-    # Rounds interleave the implementations, so that both see the same background load.
-    times: dict[int, list[float]] = {b: [] for b in args.batch_sizes}
-    errs: dict[int, list[float]] = {b: [] for b in args.batch_sizes}
-    np_times, np_errs = [], []
-    e = 0
-    for r in range(args.repeats):
-        for b in args.batch_sizes:
-            sec, err = batched_episode(b, gens, seed=100 * r)
-            times[b].append(sec / b)
-            errs[b].extend(err.tolist())
-            print(
-                f"round {r}: batched B={b}: {1e3 * sec / b:.1f} ms per instance-episode", flush=True
-            )
-            # one numpy episode right after each batched one, so both see the same load
-            fid, iid = _problem(e)
-            inst = random_instances([fid], DIM, [iid])
-            f = numpy_objective(
-                fid, inst.x_opt[0].numpy(), inst.rot_r[0].numpy(), float(inst.f_opt)
-            )
-            actions = np.random.default_rng(e).integers(0, 16, (gens, 3))
-            start = time.perf_counter()
-            err_np, _ = numpy_episode(f, float(inst.f_opt), e, actions)
-            np_times.append(time.perf_counter() - start)
-            np_errs.append(err_np)
-            print(f"round {r}: numpy: {1e3 * np_times[-1]:.1f} ms per instance-episode", flush=True)
-            e += 1
-    batched = {
-        b: {
-            "per_instance_episode_ms": [1e3 * t for t in times[b]],
-            "median_ms": 1e3 * statistics.median(times[b]),
-            "median_log10_error": float(np.median(np.log10(np.maximum(errs[b], 1e-8)))),
-        }
-        for b in args.batch_sizes
-    }
+    with tempfile.TemporaryDirectory(prefix="metabbo-speed-") as tmp:
+        impls = {"new": Worker(None)}
+        if args.baseline:
+            impls["baseline"] = Worker(export_revision(args.baseline, Path(tmp)))
+        export = Path(tmp).resolve()
+        codes = {name: _where(Path(w.code), export, args.baseline) for name, w in impls.items()}
+        runs: dict[str, dict[str, list]] = {k: {w: [] for w in WORKLOADS} for k in impls}
+        np_times, np_errs, loads = [], [], []
+        try:
+            for r in range(args.repeats):
+                loads.append(os.getloadavg()[0])
+                order = list(impls) if r % 2 == 0 else list(impls)[::-1]
+                for workload in WORKLOADS:
+                    for name in order:
+                        res = impls[name].episode(workload, b, gens, seed=100 * r)
+                        runs[name][workload].append(res)
+                        print(
+                            f"round {r} {workload:7s} {name:8s}: {1e3 * res['wall_s'] / b:6.1f} ms "
+                            f"wall, {1e3 * res['cpu_s'] / b:6.1f} ms CPU per instance-episode",
+                            flush=True,
+                        )
+                sec, err = numpy_round(r, gens)
+                np_times.append(sec)
+                np_errs.append(err)
+                print(f"round {r} numpy: {1e3 * sec:.1f} ms per instance-episode", flush=True)
+        finally:
+            for w in impls.values():
+                w.close()
+    results = {name: {w: _summary(runs[name][w], b) for w in WORKLOADS} for name in impls}
+    comparison = _compare(results, runs, b) if "baseline" in results else None
     numpy_ms = 1e3 * statistics.median(np_times)
-    b64 = batched.get(64, {}).get("median_ms")
-    split = cost_split({b: v["median_ms"] for b, v in batched.items()}, target_ms=20.0)
-    ratio = numpy_ms / b64 if b64 else None
+    new_mix = results["new"]["mix4"]["median_wall_ms"]
+    new_default = results["new"]["default"]["median_wall_ms"]
     return {
         "benchmark": "metabbo_speed",
         "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": common.command_line(),
         "machine": common.machine_info(["torch", "numpy"]),
         "git": common.git_revision(),
+        "baseline_revision": args.baseline,
+        "code": codes,
         "settings": {
             "preset": "alg0",
             "population_size": NP_,
             "dimension": DIM,
             "generations": gens,
-            "functions": list(FUNCTIONS),
+            "batch": b,
+            "workloads": {
+                "default": "MetaBBO-v0 defaults (easy split, train subset: 16 functions)",
+                "mix4": f"functions {list(FUNCTIONS)}, random instances 1000 + i",
+            },
             "repeats": args.repeats,
-            "numpy_episodes": args.repeats * len(args.batch_sizes),
             "threads": 1,
         },
         "objective_max_relative_difference": check,
-        "batched": {str(b): v for b, v in batched.items()},
+        "batched": results,
+        "comparison": comparison,
         "numpy": {
             "per_instance_episode_ms": [1e3 * t for t in np_times],
             "median_ms": numpy_ms,
             "median_log10_error": float(np.median(np.log10(np.maximum(np_errs, 1e-8)))),
         },
         "targets": {
-            "b64_speedup_vs_numpy": ratio,
-            "b64_speedup_pass": None if ratio is None else ratio >= 10.0,
-            "b64_ms": b64,
-            "b64_ms_pass": None if b64 is None else b64 <= 20.0,
+            "b64_speedup_vs_numpy": numpy_ms / new_mix,
+            "b64_speedup_pass": numpy_ms / new_mix >= 10.0,
+            "default_ms": new_default,
+            "default_ms_pass": new_default <= 40.0,
         },
-        "cost_split": split,
+        "load_average": {"start": list(load_start), "rounds": loads, "end": list(os.getloadavg())},
         "seconds": time.perf_counter() - started,
-        "load_average_at_start": load_at_start,
         "note": args.note,
     }
 
 
-def cost_split(median_ms: dict[int, float], target_ms: float, batch: int = 64) -> dict | None:
-    """Split the batch's episode time at ``batch`` into a fixed and a per-instance part.
-
-    Two-point fit of the time of one batched episode, ``B * ms(B) = fixed + B * per_instance``,
-    through ``batch`` and the largest measured B. ``fixed`` (ms per batched episode) does not
-    grow with B: operator dispatch and Python, once per generation; ``per_instance`` (ms per
-    instance-episode) is the element work. At ``batch`` an instance-episode costs
-    ``fixed / batch + per_instance``, so when ``per_instance`` alone exceeds ``target_ms``, no
-    cut of the per-op overhead reaches the target: the element work itself must shrink. An
-    approximation (a larger batch also spills caches); ``None`` without a larger batch.
-    """
-    larger = [b for b in median_ms if b > batch]
-    if batch not in median_ms or not larger:
-        return None
-    top = max(larger)
-    per_instance = (top * median_ms[top] - batch * median_ms[batch]) / (top - batch)
-    fixed = batch * median_ms[batch] - batch * per_instance
-    return {
-        "fit_batches": [batch, top],
-        "fixed_ms_per_batched_episode": fixed,
-        "fixed_ms_per_instance_episode": fixed / batch,
-        "per_instance_ms": per_instance,
-        "target_ms": target_ms,
-    }
+def _compare(results: dict, runs: dict, b: int) -> dict[str, Any]:
+    """New / baseline per workload: ratio of the medians, median per-round ratio, digests."""
+    out = {}
+    for w in WORKLOADS:
+        new, base = results["new"][w], results["baseline"][w]
+        per_round = [n / o for n, o in zip(new["wall_ms"], base["wall_ms"], strict=True)]
+        per_round_cpu = [n / o for n, o in zip(new["cpu_ms"], base["cpu_ms"], strict=True)]
+        out[w] = {
+            "ratio_of_median_wall": new["median_wall_ms"] / base["median_wall_ms"],
+            "ratio_of_median_cpu": new["median_cpu_ms"] / base["median_cpu_ms"],
+            "median_round_ratio_wall": statistics.median(per_round),
+            "median_round_ratio_cpu": statistics.median(per_round_cpu),
+            "bit_identical": new["digests"] == base["digests"],
+        }
+    return out
 
 
-def markdown(res: dict) -> str:
-    s, t = res["settings"], res["targets"]
+def markdown(res: dict[str, Any]) -> str:
+    s, t, load = res["settings"], res["targets"], res["load_average"]
+    b = s["batch"]
     lines = [
-        "# MetaBBO speed: batched torch env vs. per-instance numpy loop",
+        "# MetaBBO speed: default problems and a four-function mix, new vs baseline code",
         "",
-        f"Run {res['date']} ({res['seconds']:.0f} s), `{res['command']}`; "
-        f"{res['machine'].get('platform', '')}, {res['machine'].get('cpus_usable', '?')} CPUs, "
-        + (
-            f"load average at start {res['load_average_at_start']:.1f}; "
-            if res.get("load_average_at_start") is not None
-            else ""
-        )
-        + "torch 1 thread. Alg0 episode (DE/current-to-rand/1, exponential crossover, crowding, "
-        f"9 features, reward), population {s['population_size']}, dimension {s['dimension']}, "
-        f"{s['generations']} generations, random actions, functions f"
-        + ", f".join(str(f) for f in s["functions"])
-        + f" (numpy objective vs torch: max relative difference "
-        f"{res['objective_max_relative_difference']:.1e}).",
+        f"Run {res['date']} ({res['seconds']:.0f} s) at revision `{res['git']}`: `{res['command']}`; "
+        f"{res['machine'].get('platform', '')}, {res['machine'].get('cpus_usable', '?')} CPUs "
+        "shared with other jobs; torch 1 thread in every process. Load average (1 min) "
+        f"{load['start'][0]:.1f} at the start, {min(load['rounds']):.1f}–{max(load['rounds']):.1f} "
+        f"over the rounds, {load['end'][0]:.1f} at the end.",
+        "",
+        f"Alg0 episode (DE/current-to-rand/1, exponential crossover, crowding, 9 features, "
+        f"reward), population {s['population_size']}, dimension {s['dimension']}, "
+        f"{s['generations']} generations, random actions, B = {b}, {s['repeats']} rounds; "
+        f"`default` = {s['workloads']['default']}; `mix4` = {s['workloads']['mix4']}. Each "
+        "round runs both implementations one after the other (order alternating), each in its "
+        "own warm worker process; wall and CPU (`thread_time`) ms per instance-episode, "
+        f"medians. Numpy objective vs torch: max relative difference "
+        f"{res['objective_max_relative_difference']:.1e}.",
         "",
         *([f"Note: {res['note']}", ""] if res.get("note") else []),
-        "| implementation | B | ms per instance-episode (median) | vs numpy | median log10 final error |",
-        "|---|---:|---:|---:|---:|",
+        "| code | workload | wall ms (median) | CPU ms (median) | wall ms per round | "
+        "median log10 final error |",
+        "|---|---|---:|---:|---|---:|",
     ]
+    for name, by_workload in res["batched"].items():
+        label = "new" if name == "new" else f"baseline `{res['baseline_revision']}`"
+        for w, v in by_workload.items():
+            rounds = ", ".join(f"{x:.1f}" for x in v["wall_ms"])
+            lines.append(
+                f"| {label} | {w} | {v['median_wall_ms']:.1f} | {v['median_cpu_ms']:.1f} | "
+                f"{rounds} | {v['median_log10_error']:.2f} |"
+            )
+    if res.get("comparison"):
+        lines += [
+            "",
+            "| workload | new / baseline, wall (ratio of medians) | CPU | median per-round "
+            "ratio, wall | CPU | trajectories bit-identical |",
+            "|---|---:|---:|---:|---:|---|",
+        ]
+        for w, c in res["comparison"].items():
+            lines.append(
+                f"| {w} | {c['ratio_of_median_wall']:.3f} | {c['ratio_of_median_cpu']:.3f} | "
+                f"{c['median_round_ratio_wall']:.3f} | {c['median_round_ratio_cpu']:.3f} | "
+                f"{'yes' if c['bit_identical'] else '**no**'} |"
+            )
     npm = res["numpy"]["median_ms"]
-    lines.append(
-        f"| numpy, one instance at a time | 1 | {npm:.1f} | 1.0× | "
-        f"{res['numpy']['median_log10_error']:.2f} |"
-    )
-    for b, v in res["batched"].items():
-        lines.append(
-            f"| torch batched (CPU) | {b} | {v['median_ms']:.1f} | {npm / v['median_ms']:.1f}× | "
-            f"{v['median_log10_error']:.2f} |"
-        )
     lines += [
         "",
-        f"- Target 1, batched B=64 ≥ 10× faster than numpy: "
-        f"{common.fmt_verdict(t['b64_speedup_pass'])} ({(t['b64_speedup_vs_numpy'] or 0):.1f}×).",
-        f"- Target 2, batched B=64 ≤ 20 ms per instance-episode: "
-        f"{common.fmt_verdict(t['b64_ms_pass'])} ({(t['b64_ms'] or 0):.1f} ms).",
+        f"Numpy, one instance at a time (mix functions): {npm:.1f} ms per instance-episode "
+        f"(median log10 final error {res['numpy']['median_log10_error']:.2f}).",
         "",
-        *cost_split_lines(res.get("cost_split")),
-        "Both implementations compute, every generation, Q-Mamba's exact mean pairwise "
-        "distance feature and crowding's nearest neighbours, each O(P^2 D) per instance (one "
-        "100x100 distance matrix each per instance and generation at P = 100). The batched env "
-        "computes each as one float32 matrix product per instance plus a few element-wise "
-        "passes over the [B, P, P] result (the square roots of all P^2 distances for the "
-        "feature; a first-index argmin by float arithmetic and two min-reductions for "
-        "crowding); with the float64 BBOB objective (transcendental functions), the counter-"
-        "based random numbers and the many small per-generation tensor ops, these make up "
-        "its cost on one CPU thread.",
+        f"- Target 1, batched B={b} ≥ 10× faster than numpy (mix): "
+        f"{common.fmt_verdict(t['b64_speedup_pass'])} ({t['b64_speedup_vs_numpy']:.1f}×).",
+        f"- Target 2, default workload at B={b} ≤ 40 ms per instance-episode (wall median): "
+        f"{common.fmt_verdict(t['default_ms_pass'])} ({t['default_ms']:.1f} ms).",
+        "",
+        "Code that ran (each worker reports where it imported `gymforge.envs.metabbo` from): "
+        + "; ".join(f"{k}: {where}" for k, where in res["code"].items())
+        + ".",
         "",
         "Anchor: Q-Mamba's own Alg0 environment takes about 360 ms per episode (reference "
         "measurement, 2-vCPU machine).",
     ]
-    return "\n".join(line for line in lines) + "\n"
-
-
-def cost_split_lines(split: dict | None) -> list[str]:
-    """The markdown paragraph of :func:`cost_split` (nothing when it was not computed)."""
-    if split is None:
-        return []
-    small, large = split["fit_batches"]
-    per_instance, target = split["per_instance_ms"], split["target_ms"]
-    return [
-        f"Where the B={small} time goes (two-point fit through B={small} and B={large}, "
-        f"`B × ms(B) = fixed + B × per_instance`): {split['fixed_ms_per_instance_episode']:.1f} "
-        f"ms per instance-episode of fixed cost (dispatch and Python, "
-        f"{split['fixed_ms_per_batched_episode']:.0f} ms per batched episode) and "
-        f"{per_instance:.1f} ms of element work that grows with B. The element work alone is "
-        + (
-            f"{per_instance / target:.1f}× the {target:g} ms target, so cutting overhead cannot "
-            "reach it: the element-wise passes themselves would have to shrink."
-            if per_instance > target
-            else f"within the {target:g} ms target."
-        ),
-        "",
-    ]
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="100 generations, 1 repeat")
-    p.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 16, 64, 256])
-    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--baseline", default=None, help="git revision to run side by side")
+    p.add_argument("--quick", action="store_true", help="100 generations, 2 rounds")
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--generations", type=int, default=500)
     p.add_argument("--note", default=None, help="a remark to print with the results")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
+    if args.worker:
+        return worker()
     if args.quick:
-        args.generations, args.repeats = 100, 1
+        args.generations, args.repeats = 100, 2
     res = run(args)
     args.out.mkdir(parents=True, exist_ok=True)
     common.write_json(args.out / "metabbo_speed.json", res, 1)

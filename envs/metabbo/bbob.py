@@ -2,8 +2,10 @@
 
 A batch of problem instances is a :class:`BBOBInstances` (tensors with a leading instance axis
 ``B``; one dimension ``D`` per batch, functions may be mixed). :func:`evaluate` computes
-``f(x)`` for a population ``x`` of shape ``[B, P, D]`` in one call, looping over the function ids
-present (at most 24), never over instances.
+``f(x)`` for a population ``x`` of shape ``[B, P, D]`` in one call, never looping over instances:
+the transforms the functions share (shift, rotations, ``T_osz``, ``T_asy``, conditioning) run
+once each over the rows that need them (:mod:`.bbob_stages`), then each function present finishes
+its own rows.
 
 Functions (ids as in COCO's ``bbob`` suite; formulas in :mod:`.bbob_functions`):
 
@@ -48,21 +50,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gymforge.envs.metabbo.bbob_functions import (
-    FUNCTION_NAMES,
-    KERNELS,
-    OSZ_FAMILY,
-    OSZ_ROTATED,
-    KernelArgs,
-    _rot,
-    _t_osz,
-)
+from gymforge.envs.metabbo.bbob_functions import FUNCTION_NAMES
 from gymforge.envs.metabbo.bbob_instances import (
     GALLAGHER_PEAKS,
     coco_parameters,
     random_parameters,
 )
-from gymforge.envs.metabbo.workspace import temporary
+from gymforge.envs.metabbo.bbob_stages import evaluate_staged
 
 __all__ = [
     "FUNCTION_IDS",
@@ -251,98 +245,6 @@ def _check_dimension(dimension: object, upper: int) -> int:
 # ----------------------------------------------------------------------------- evaluation
 
 
-def _kernel_args(inst: BBOBInstances, idx: Tensor | None, peaks: int) -> KernelArgs:
-    """Parameters of the instances at ``idx`` (all if ``None``; only the first ``peaks``
-    Gallagher peaks)."""
-
-    def take(t: Tensor) -> Tensor:
-        return t if idx is None else t.index_select(0, idx)
-
-    return KernelArgs(
-        x_opt=take(inst.x_opt),
-        rot_r=take(inst.rot_r),
-        rot_q=take(inst.rot_q),
-        peak_centers=take(inst.peak_centers)[:, :peaks],
-        peak_scales=take(inst.peak_scales)[:, :peaks],
-        peak_weights=take(inst.peak_weights)[:, :peaks],
-    )
-
-
-@dataclass(frozen=True)
-class _Group:
-    """Instances evaluated together: one function, or the members of the ``T_osz`` family
-    present (:data:`~.bbob_functions.OSZ_FAMILY`, unrotated ones first)."""
-
-    idx: Tensor | None  # rows of the batch, in group order (None: the whole batch, in order)
-    args: KernelArgs  # parameters of those rows
-    f_opt: Tensor  # [n, 1]
-    fid: int | None  # the function (None: a T_osz family group)
-    parts: tuple[tuple[int, int, int, KernelArgs], ...] = ()  # (fid, start, stop, args)
-    rotated_from: int = 0  # first row whose y is rotated (family groups)
-
-
-def _groups(instances: BBOBInstances) -> list[_Group]:
-    """The evaluation groups of a batch: one per function id present, except that the
-    ``T_osz`` family members share one group (see :func:`_osz_family`).
-
-    Computed once per :class:`BBOBInstances` object (it is immutable) and kept on it, so that
-    evaluating the same instances every generation does not regroup them.
-    """
-    cached = instances.__dict__.get("_eval_groups")
-    if cached is not None:
-        return cached
-    fids = torch.unique(instances.function_id).tolist()
-    family = sorted((f for f in fids if f in OSZ_FAMILY), key=lambda f: (f in OSZ_ROTATED, f))
-    singles = [f for f in fids if f not in OSZ_FAMILY]
-    groups = []
-    for fid in singles:
-        idx = None if len(fids) == 1 else torch.nonzero(instances.function_id == fid).squeeze(1)
-        args = _kernel_args(instances, idx, GALLAGHER_PEAKS.get(fid, 0))
-        groups.append(_Group(idx, args, _f_opt_column(instances, idx), fid))
-    if family:
-        rows = [torch.nonzero(instances.function_id == f).squeeze(1) for f in family]
-        idx = None if len(fids) == 1 else torch.cat(rows)  # one function: the whole batch
-        ends = torch.tensor([len(r) for r in rows]).cumsum(0).tolist()
-        parts = tuple(
-            (f, end - len(r), end, _kernel_args(instances, r, 0))
-            for f, r, end in zip(family, rows, ends, strict=True)
-        )
-        rotated_from = next((p[1] for p in parts if p[0] in OSZ_ROTATED), ends[-1])
-        groups.append(
-            _Group(
-                idx,
-                _kernel_args(instances, idx, 0),
-                _f_opt_column(instances, idx),
-                None,
-                parts,
-                rotated_from,
-            )
-        )
-    instances.__dict__["_eval_groups"] = groups  # a cache, not a field (frozen dataclass)
-    return groups
-
-
-def _f_opt_column(instances: BBOBInstances, idx: Tensor | None) -> Tensor:
-    f_opt = instances.f_opt if idx is None else instances.f_opt.index_select(0, idx)
-    return f_opt[:, None]
-
-
-def _osz_family(g: _Group, x: Tensor) -> Tensor:
-    """``f - f_opt`` of a ``T_osz`` family group (``x`` its rows): ``y = x - x_opt``, rotated
-    by ``R`` from row ``rotated_from`` on, ``T_osz(y)`` once for all rows, then each function's
-    outer part on its rows: the kernels' arithmetic, element by element."""
-    # y and T_osz's work in reused scratch buffers (:mod:`.workspace`): the outer parts
-    # reduce z to fresh [n, P] values
-    buffers = [temporary(f"osz{i}", x.shape, x.dtype, x.device) for i in range(4)]
-    y = torch.sub(x, g.args.x_opt[:, None, :], out=buffers[0])
-    k = g.rotated_from
-    if k < y.shape[0]:
-        _rot(g.args.rot_r[k:], y[k:], out=y[k:])  # in place on the rotated rows
-    z = _t_osz(y, (buffers[1], buffers[2], buffers[3]))
-    values = [OSZ_FAMILY[fid](args, z[lo:hi], x[lo:hi]) for fid, lo, hi, args in g.parts]
-    return values[0] if len(values) == 1 else torch.cat(values)
-
-
 def evaluate(instances: BBOBInstances, x: Tensor) -> Tensor:
     """Objective values ``f(x)`` of shape ``[B, P]`` for a population ``x`` of shape ``[B, P, D]``.
 
@@ -377,20 +279,9 @@ def evaluate_finite(instances: BBOBInstances, x: Tensor) -> Tensor:
 
 
 def _evaluate_groups(instances: BBOBInstances, x: Tensor) -> Tensor:
-    """``f(x)`` group by group (see :func:`_groups`), before the NaN clean-up."""
-    groups = _groups(instances)
-    out: Tensor | None = None
-    for g in groups:
-        xs = x if g.idx is None else x.index_select(0, g.idx)
-        values = (_osz_family(g, xs) if g.fid is None else KERNELS[g.fid](g.args, xs)) + g.f_opt
-        if g.idx is None:
-            out = values
-        else:
-            if out is None:
-                out = torch.empty(x.shape[:2], dtype=torch.float64, device=x.device)
-            out.index_copy_(0, g.idx, values)
-    assert out is not None
-    return out
+    """``f(x)`` before the NaN clean-up: stage by stage (:mod:`.bbob_stages`), so the number
+    of tensor operations does not grow with the number of distinct functions in the batch."""
+    return evaluate_staged(instances, x)
 
 
 # ----------------------------------------------------------------------------- constructors

@@ -2,8 +2,9 @@
 
 Each kernel takes :class:`KernelArgs` (the instance parameters of ``b`` instances of *one*
 function) and a population ``x`` of shape ``[b, P, D]``; it returns ``f - f_opt`` of shape
-``[b, P]``. :func:`gymforge.envs.metabbo.bbob.evaluate` groups a mixed batch by function id,
-calls these kernels and adds ``f_opt``.
+``[b, P]``. They are the plain definitions: :func:`gymforge.envs.metabbo.bbob.evaluate` runs a
+mixed batch through the shared stages of :mod:`.bbob_stages`, which compute the same values
+bit for bit (tests compare the two), and adds ``f_opt``.
 
 The formulas follow the BBOB definitions (Hansen et al., 2009, "Real-parameter black-box
 optimization benchmarking 2009: noiseless functions definitions") as the COCO platform
@@ -31,7 +32,7 @@ from torch import Tensor
 
 from gymforge.envs.metabbo.workspace import temporary
 
-__all__ = ["FUNCTION_NAMES", "KERNELS", "OSZ_FAMILY", "OSZ_ROTATED", "KernelArgs"]
+__all__ = ["FUNCTION_NAMES", "KERNELS", "KernelArgs"]
 
 FUNCTION_NAMES: dict[int, str] = {
     1: "Sphere",
@@ -501,21 +502,6 @@ def f24_lunacek(a: KernelArgs, x: Tensor) -> Tensor:
     multimodal = 10.0 * (d - torch.cos(2.0 * math.pi * z).sum(-1))
     return torch.minimum(sphere0, sphere1) + multimodal + 1e4 * _f_pen(x)
 
-
-#: Functions of the form ``g(T_osz(y))`` with ``y = x - x_opt`` (unrotated) or ``y = R (x -
-#: x_opt)`` (rotated): ``g`` from ``(args, T_osz(y), x)``. ``evaluate`` runs ``T_osz`` (and the
-#: rotation) once for all of them in a batch, then each ``g`` on its rows; each kernel below is
-#: the same ``g`` of the same ``T_osz(y)``, so both give the same values.
-OSZ_FAMILY: dict[int, Callable[[KernelArgs, Tensor, Tensor], Tensor]] = {
-    2: _ellipsoid_of,
-    3: _f3_of,
-    4: _f4_of,
-    10: _ellipsoid_of,
-    11: _f11_of,
-    15: _f15_of,
-    16: _f16_of,
-}
-OSZ_ROTATED: frozenset[int] = frozenset({10, 11, 15, 16})
 
 KERNELS: dict[int, Callable[[KernelArgs, Tensor], Tensor]] = {
     1: f1_sphere,

@@ -332,33 +332,6 @@ def test_first_donor_draws_equal_the_per_donor_products() -> None:
     assert opt._first_draws(u, [torch.full((4, 1), 30)] * 3) is None
 
 
-def test_osz_family_group_equals_each_kernel() -> None:
-    """A mixed batch evaluates the T_osz family in one group (one T_osz pass, rotated rows
-    last); every value equals that function's own kernel on its instances alone."""
-    from gymforge.envs.metabbo.bbob import _groups
-
-    fids = [10, 2, 11, 1, 16, 3, 15, 4, 2, 21, 10]
-    inst = random_instances(fids, 5, list(range(len(fids))))
-    g = torch.Generator().manual_seed(11)
-    x = torch.rand(len(fids), 9, 5, dtype=torch.float64, generator=g) * 10 - 5
-    x[0, 0] = inst.x_opt[0]  # z = 0 exactly in T_osz
-    got = evaluate(inst, x)
-    family = [grp for grp in _groups(inst) if grp.fid is None]
-    assert len(family) == 1 and [p[0] for p in family[0].parts] == [2, 3, 4, 10, 11, 15, 16]
-    for i, fid in enumerate(fids):
-        alone = random_instances([fid], 5, [i])
-        args = bf.KernelArgs(
-            alone.x_opt,
-            alone.rot_r,
-            alone.rot_q,
-            alone.peak_centers,
-            alone.peak_scales,
-            alone.peak_weights,
-        )
-        want = bf.KERNELS[fid](args, x[i : i + 1]) + alone.f_opt[:, None]
-        assert torch.equal(got[i : i + 1], want), fid
-
-
 def test_centred_float32_is_recomputed_after_an_in_place_change() -> None:
     from gymforge.envs.metabbo.features import centred_float32
 
