@@ -77,6 +77,8 @@ class CMABVecEnv(TorchVectorEnv):
         # The action sizes per position, kept on the device for the range check of decode().
         self._nvec = torch.as_tensor(self.single_action_space.nvec, device=self.device)
         self._redraw = True
+        #: True once ``reset`` chose the instances (the constructor's draw is a placeholder).
+        self.instance_chosen = False
         self.params: Params = {}
         self.steps = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
         # The observation: last feedback features, then plays so far ÷ horizon. Each step and
@@ -163,7 +165,9 @@ class CMABVecEnv(TorchVectorEnv):
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[torch.Tensor, dict[str, Any]]:
         self._redraw = True
-        return super().reset(seed=seed, options=options)
+        result = super().reset(seed=seed, options=options)
+        self.instance_chosen = True
+        return result
 
     def _reset_instances(self, mask: torch.Tensor) -> None:
         if self._redraw:  # an explicit reset: the seeds define new instances
