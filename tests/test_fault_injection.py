@@ -6,7 +6,10 @@ one-line error naming the field (raised before any state changes), or the safe b
 
 from __future__ import annotations
 
+import os
+
 import gymnasium as gym
+import numpy as np
 import pytest
 
 import gymforge  # noqa: F401 - registers the ids
@@ -118,3 +121,264 @@ def test_faults__baseline_norm_statistics_skip_a_nonfinite_batch():
     bn.eval()
     mdn.eval()
     assert torch.isfinite(bn(x)).all() and torch.isfinite(mdn(x, design)).all()
+
+
+# --- errors before work ----------------------------------------------------------------------
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("gymforge: error: ") and len(err.splitlines()) == 1, err
+    return err
+
+
+def test_faults__unwritable_evaluate_out_fails_before_evaluating(capsys):
+    from gymforge.cli import main
+
+    argv = ["evaluate", "--protocol", "lineflow/WaitingTime", "--agent", "random"]
+    assert main([*argv, "--out", "/sys/results.json", "--quiet"]) == 2
+    assert "--out: cannot write in /sys" in _one_line_error(capsys)
+
+
+def test_faults__unwritable_train_out_fails_before_training(tmp_path, capsys):
+    from gymforge.cli import main
+
+    blocker = tmp_path / "file"
+    blocker.write_text("a file, not a folder")
+    argv = ["train", "Probe-Match-v0", "--algo", "ppo", "--steps", "64"]
+    assert main([*argv, "--out", str(blocker / "run")]) == 2
+    assert f"--out: {blocker} is not a folder" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("device", ["tpu", "cuda", "mps", "cuda:99"])
+def test_faults__unusable_device_is_one_line_naming_the_allowed_ones(device):
+    import torch
+
+    usable = {"cuda": torch.cuda.is_available(), "mps": torch.backends.mps.is_available()}
+    if usable.get(device):
+        pytest.skip(f"{device} is usable on this machine")
+    with pytest.raises(ValueError, match="allowed here: cpu") as error:
+        gym.make_vec(
+            "LineFlow-WaitingTime-v0", num_envs=2, vectorization_mode="vector_entry_point",
+            device=device,
+        )  # fmt: skip
+    assert len(str(error.value).splitlines()) == 1 and repr(device) in str(error.value)
+
+
+def test_faults__rollout_num_envs_zero_is_an_error(capsys):
+    from gymforge.cli import main
+
+    assert main(["rollout", "LineFlow-WaitingTime-v0", "--num-envs", "0"]) == 2
+    assert "--num-envs must be an int >= 1, got 0" in _one_line_error(capsys)
+
+
+def test_faults__train_on_a_multi_agent_id_names_make_parallel(capsys):
+    from gymforge.cli import main
+
+    assert main(["train", "MinMax-Bilinear-v0", "--algo", "ppo", "--steps", "10"]) == 2
+    assert "gymforge.make_parallel('MinMax-Bilinear-v0')" in _one_line_error(capsys)
+
+
+def test_faults__sb3_step_rounding_is_announced(tmp_path, capsys):
+    from gymforge.cli import main
+
+    config = tmp_path / "small.yaml"
+    config.write_text("version: 1\nn_envs: 2\nalgos:\n  ppo: {n_steps: 8, batch_size: 16}\n")
+    argv = ["train", "Probe-Match-v0", "--algo", "ppo", "--steps", "20", "--config", str(config)]
+    assert main([*argv, "--out", str(tmp_path / "run"), "--eval-every", "0"]) == 0
+    err = capsys.readouterr().err
+    assert "n_steps x n_envs = 8 x 2 = 16 steps, so 20 steps train 32" in err
+
+
+@pytest.mark.parametrize("env_id", ["LineFlow-WaitingTime-v0", "OffCMAB-Cascade-v0", "MetaBBO-v0"])
+def test_faults__reset_accepts_a_numpy_integer_seed(env_id):
+    env = gym.make(env_id)
+    first, _ = env.reset(seed=np.int64(3))
+    again, _ = env.reset(seed=3)
+    np.testing.assert_array_equal(first, again)
+
+
+@pytest.fixture
+def broken_models(tmp_path):
+    """A SB3 model with half its policy.pth, and a zip whose 'data' is not JSON."""
+    import zipfile
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parents[1] / "baselines" / "models"
+    source = source / "LineFlow-WaitingTimeJump-v0" / "ppo-seed42" / "model.zip"
+    truncated, bad_json = tmp_path / "truncated.zip", tmp_path / "bad_json.zip"
+    with zipfile.ZipFile(source) as archive, zipfile.ZipFile(truncated, "w") as out:
+        for info in archive.infolist():
+            data = archive.read(info.filename)
+            out.writestr(
+                info.filename, data[: len(data) // 2] if info.filename == "policy.pth" else data
+            )
+    with zipfile.ZipFile(bad_json, "w") as out:
+        out.writestr("data", "{not json")
+        out.writestr("policy.pth", b"")
+    return truncated, bad_json
+
+
+def test_faults__corrupt_models_in_evaluate_are_one_line(broken_models, tmp_path, capsys):
+    from gymforge.cli import main
+
+    truncated, bad_json = broken_models
+    argv = ["evaluate", "--protocol", "lineflow/WaitingTimeJump", "--quiet"]
+    out = ["--out", str(tmp_path / "r.json")]
+    assert main([*argv, "--agent", str(truncated), *out]) == 2
+    assert "cannot be loaded as a sb3 artifact (truncated or corrupt" in _one_line_error(capsys)
+    assert main([*argv, "--agent", str(bad_json), *out]) == 2
+    assert f"--agent {bad_json}: the SB3 model's 'data' entry" in _one_line_error(capsys)
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_faults__bad_sweep_hyperparameter_names_the_job_and_leaves_no_folder(tmp_path, capsys):
+    from gymforge.cli import main
+
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        "version: 1\nname: bad-lr\ntasks: [Probe-Match-v0]\nalgos: [ppo]\nseeds: [0]\n"
+        "steps: 64\ngrid:\n  learning_rate: [0.001, -1.0]\n"
+    )
+    out = tmp_path / "sweeps" / "bad-lr"
+    assert main(["sweep", str(sweep), "--out", str(out)]) == 2
+    err = _one_line_error(capsys)
+    assert "sweep job 0001-Probe-Match-v0-ppo-s0" in err and "learning_rate" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("env_id", ["OffCMAB-Cascade-v0", "OffCMAB-KPath-v0"])
+def test_faults__expected_reward_takes_the_optimal_pair(env_id):
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    _ids, value = env.unwrapped.optimal_super_arm()
+    assert env.unwrapped.expected_reward(env.unwrapped.optimal_super_arm()) == pytest.approx(value)
+    venv = gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point")
+    venv.reset(seed=0)
+    best = venv.optimal_super_arm()
+    assert np.allclose(venv.expected_reward(best).numpy(), best[1].numpy())
+
+
+def test_faults__list_into_a_closed_pipe_exits_quietly(monkeypatch, capsys):
+    import io
+    import sys
+
+    from gymforge.cli import main
+
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def fileno(self) -> int:  # the real stdout's descriptor, redirected to /dev/null
+            return sys.__stdout__.fileno()
+
+    saved = os.dup(sys.__stdout__.fileno())
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    try:
+        assert main(["list", "--json"]) == 141
+    finally:
+        os.dup2(saved, sys.__stdout__.fileno())
+        os.close(saved)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+# --- faults survived ---------------------------------------------------------------------------
+
+
+def _train_argv(out, steps: int, config) -> list[str]:
+    return ["train", "Probe-Match-v0", "--algo", "ppo", "--steps", str(steps),
+            "--config", str(config), "--out", str(out), "--eval-every", "0"]  # fmt: skip
+
+
+@pytest.fixture
+def small_config(tmp_path):
+    config = tmp_path / "small.yaml"
+    config.write_text("version: 1\nn_envs: 2\nalgos:\n  ppo: {n_steps: 8, batch_size: 16}\n")
+    return config
+
+
+def test_faults__ctrl_c_in_train_prints_the_resume_command(tmp_path, small_config):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    argv = _train_argv(out, 10**9, small_config)
+    code = "import sys; from gymforge.cli import main; sys.exit(main(sys.argv[1:]))"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, *argv], stderr=subprocess.PIPE, text=True
+    )
+    while not out.exists() and process.poll() is None:  # training has started
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err
+    assert (
+        f"gymforge: interrupted; resume with: gymforge train Probe-Match-v0 --algo ppo "
+        f"--steps {10**9} --resume {out}" in err
+    )
+
+
+def test_faults__os_error_mid_command_is_one_line(capsys):
+    from gymforge.cli import main
+
+    argv = ["dataset", "collect", "OffCMAB-Cascade-v0", "--logging", "uniform", "--n", "10"]
+    assert main([*argv, "--out", "/sys/gymforge-data"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("gymforge: error: ") and len(err.splitlines()) == 1
+    assert ": /sys/" in err and "run the command again" in err
+
+
+def test_faults__resume_falls_back_past_corrupt_artifacts(tmp_path, small_config, capsys):
+    from gymforge.cli import main
+
+    out = tmp_path / "run"
+    assert main([*_train_argv(out, 48, small_config), "--checkpoint-every", "16"]) == 0
+    final = out / "model.zip"
+    final.write_bytes(final.read_bytes()[:200])  # truncated final model
+    newest = sorted((out / "checkpoints").glob("step_*"), key=lambda p: int(p.name[5:]))[-1]
+    (newest / "config.json").write_text('{"steps": ')  # corrupt newest checkpoint
+    capsys.readouterr()
+    assert main(["train", "Probe-Match-v0", "--algo", "ppo", "--steps", "64",
+                 "--resume", str(out)]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert f"--resume: skipping {final}: corrupt or truncated" in err
+    assert f"--resume: skipping {newest / 'config.json'}: corrupt or truncated JSON" in err
+
+
+def test_faults__sharded_env_refuses_copies_and_stays_usable():
+    import copy
+    import pickle
+
+    env = gym.make_vec(
+        "LineFlow-WaitingTime-v0", num_envs=4, vectorization_mode="vector_entry_point",
+        num_workers=2,
+    )  # fmt: skip
+    try:
+        env.reset(seed=0)
+        for attempt in (copy.deepcopy, pickle.dumps, copy.copy):
+            with pytest.raises(TypeError, match=r"num_workers=2\) cannot be copied or pickled"):
+                attempt(env)
+        action = np.zeros((4, *env.single_action_space.shape), dtype=np.int64)
+        obs, *_ = env.step(action)
+        assert obs.shape[0] == 4
+    finally:
+        env.close()
+
+
+def test_faults__buffer_capacity_has_an_upper_bound():
+    from gymforge.envs.lineflow import LineBuilder
+    from gymforge.envs.lineflow.spec import MAX_BUFFER_CAPACITY
+
+    line = LineBuilder("huge")
+    line.source("S", processing_time=2, unlimited_carriers=True, waiting_time_step=1)
+    line.sink("Sink", processing_time=1)
+    with pytest.raises(
+        ValueError, match=rf"capacity must be an int in \[1, {MAX_BUFFER_CAPACITY}\]"
+    ):
+        line.connect("S", "Sink", capacity=10**9)
+    line.connect("S", "Sink", capacity=MAX_BUFFER_CAPACITY)
+    assert line.build()

@@ -100,6 +100,7 @@ class CMABVecEnv(TorchVectorEnv):
 
     # --- super arms ----------------------------------------------------------------------
     def _validate(self, ids: Any, field: str = "super_arm") -> torch.Tensor:
+        ids = _ids_of(ids)
         if not torch.is_tensor(ids):
             ids = torch.as_tensor(np.asarray(ids))
         problem = self.problem
@@ -193,6 +194,18 @@ class CMABVecEnv(TorchVectorEnv):
         return self.obs
 
 
+def _ids_of(super_arm: Any) -> Any:
+    """The ids of ``optimal_super_arm()``'s ``(ids, value)`` pair; anything else as given."""
+    if (
+        isinstance(super_arm, tuple)
+        and len(super_arm) == 2
+        and isinstance(super_arm[0], (np.ndarray, torch.Tensor))
+        and np.ndim(super_arm[1]) == super_arm[0].ndim - 1
+    ):
+        return super_arm[0]
+    return super_arm
+
+
 class CMABEnv(TorchScalarEnv):
     """Scalar view with numpy evaluation helpers (see :class:`CMABVecEnv`)."""
 
@@ -211,8 +224,8 @@ class CMABEnv(TorchScalarEnv):
         return self._vector.alpha
 
     def expected_reward(self, super_arm: Any) -> float:
-        """``r(S; μ)`` of the super arm given as ``k`` ids."""
-        return float(self._vector.expected_reward(super_arm)[0])
+        """``r(S; μ)`` of the super arm given as ``k`` ids (or :meth:`optimal_super_arm`'s pair)."""
+        return float(self._vector.expected_reward(_ids_of(super_arm))[0])
 
     def optimal_super_arm(self) -> tuple[np.ndarray, float]:
         ids, value = self._vector.optimal_super_arm()

@@ -10,9 +10,11 @@ from gymforge.commands.evaluate import add_root_option, board_root
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    from gymforge.core.outputs import check_writable
     from gymforge.leaderboards.render import write_all
 
     root = board_root(args)
+    check_writable(root, "--root")
     written = write_all(root)
     print(f"rendered {len(written)} files under {root}")
     return 0

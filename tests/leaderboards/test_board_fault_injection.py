@@ -7,11 +7,12 @@ inflate the episodes they expect verify not to re-run and recompute every hash.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import TASK, copy_board, meta, small_root
+from leaderboard_helpers import TASK, copy_board, meta, small_root, tree
 
 from gymforge.cli import main
 from gymforge.leaderboards.evaluator import episodes_digest, summarise
@@ -135,3 +136,44 @@ def test_board_faults__default_sample_seed_is_fresh_and_printed(board, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "reproduce this sample with --sample-seed " in out
+
+
+def test_board_faults__submit_interrupted_while_rendering_stores_nothing(
+    board, tmp_path, monkeypatch, capsys
+):
+    """Storing and rendering are one transaction: a render that fails withdraws the row."""
+    import gymforge.leaderboards.render as render
+
+    real = render.write_all
+    calls = []
+
+    def interrupted(root):
+        calls.append(root)
+        if len(calls) == 1:
+            real(root)  # the renders are half-written with the new row ...
+            raise KeyboardInterrupt  # ... when Ctrl-C arrives
+        return real(root)
+
+    monkeypatch.setattr(render, "write_all", interrupted)
+    before = tree(board)
+    meta_file = tmp_path / "meta.json"
+    meta_file.write_text(json.dumps(meta("Another random")))
+    argv = ["submit", "--root", str(board), "--protocol", TASK, "--agent", "random",
+            "--meta", str(meta_file), "--id", "20260301-another", "--quiet"]  # fmt: skip
+    assert main(argv) == 130
+    assert "nothing was added to the board" in capsys.readouterr().err
+    after = {k: v for k, v in tree(board).items() if not k.startswith(".staging/")}
+    assert after == before
+    assert verify(board, rerun=False).ok
+
+
+def test_board_faults__unwritable_root_fails_before_evaluating(board, tmp_path, capsys):
+    meta_file = tmp_path / "meta.json"
+    meta_file.write_text(json.dumps(meta("Another random")))
+    blocked = board / TASK
+    shutil.rmtree(blocked)
+    blocked.write_text("a file where the board folder should be")
+    argv = ["submit", "--root", str(board), "--protocol", TASK, "--agent", "random",
+            "--meta", str(meta_file), "--quiet"]  # fmt: skip
+    assert main(argv) == 2
+    assert f"--root: {blocked} is not a folder" in capsys.readouterr().err
