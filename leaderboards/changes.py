@@ -60,6 +60,6 @@ def changed_submissions(root: Path, base: str, tasks: list[str]) -> set[str]:
                 marked.add(f"{task}/*")
         elif len(parts) >= 5 and parts[2] == "submissions":
             task = f"{parts[0]}/{parts[1]}"
-            if task in tasks:
-                marked.add(f"{task}/{parts[3]}")
+            if task in tasks and (Path(root) / task / "submissions" / parts[3]).is_dir():
+                marked.add(f"{task}/{parts[3]}")  # (a removed submission is not re-run)
     return marked
