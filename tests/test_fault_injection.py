@@ -140,6 +140,15 @@ def test_faults__unwritable_evaluate_out_fails_before_evaluating(capsys):
     assert "--out: cannot write in /sys" in _one_line_error(capsys)
 
 
+def test_faults__demo_checks_its_output_folder_and_device_before_training():
+    from gymforge.demo import main
+
+    with pytest.raises(SystemExit, match="demo: --out: cannot write in /sys"):
+        main(["--out", "/sys/demo_output", "--timesteps", "1"])
+    with pytest.raises(SystemExit, match="demo: --device must be one of"):
+        main(["--device", "tpu", "--timesteps", "1"])
+
+
 def test_faults__unwritable_train_out_fails_before_training(tmp_path, capsys):
     from gymforge.cli import main
 
