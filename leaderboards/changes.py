@@ -35,7 +35,7 @@ def changed_paths(root: Path, base: str) -> list[str]:
     """Paths under ``root`` (relative to it) that differ from ``base`` or are untracked."""
     root = Path(root).resolve()
     top = Path(_git(root, "rev-parse", "--show-toplevel").strip()).resolve()
-    _git(root, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}")
+    _git(root, "rev-parse", "--verify", "--quiet", f"{base}^{{tree}}")
     diff = _git(root, "diff", "--name-only", "--no-renames", base, "--", ".")
     untracked = _git(root, "ls-files", "--others", "--exclude-standard", "--full-name", ".")
     paths = []
