@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import pkgutil
 import sys
 import time
@@ -208,8 +209,11 @@ def batched_rollout(
             f"{env_id} has no batched (vector) implementation; drop --num-envs/--device"
         )
     _check_agent_name(spec, agent_name)
-    if episodes < 1 or num_envs < 1:
-        raise ValueError(f"episodes and num_envs must be >= 1, got {episodes} and {num_envs}")
+    for name, value in (("--episodes", episodes), ("--num-envs", num_envs)):
+        if value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value}")
+    if num_workers < 1 or num_workers > num_envs:
+        raise ValueError(f"--num-workers must be in [1, --num-envs={num_envs}], got {num_workers}")
     import torch
 
     env = gym.make_vec(
@@ -319,6 +323,9 @@ def _check_record(spec: EnvSpec, record: str, record_every: int) -> None:
         raise ValueError(f"--record file must end in one of {supported_suffixes()}, got {record!r}")
     if not Path(record).resolve().parent.is_dir():
         raise ValueError(f"--record folder does not exist: {Path(record).parent}")
+    from gymforge.core.outputs import check_writable
+
+    check_writable(Path(record).resolve().parent, "--record")
     if record_every < 1:
         raise ValueError(f"--record-every must be >= 1, got {record_every}")
 
@@ -334,9 +341,9 @@ def cmd_rollout(args: argparse.Namespace) -> int:
             args.agent,
             args.episodes,
             args.seed,
-            args.num_envs or 1,
+            1 if args.num_envs is None else args.num_envs,
             args.device or "cpu",
-            args.num_workers or 1,
+            1 if args.num_workers is None else args.num_workers,
         )
     else:
         result = rollout(
@@ -422,6 +429,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"gymforge: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`gymforge list --json | head`)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not fail again
+        return 141
+    except KeyboardInterrupt:
+        print(f"gymforge: interrupted; {resume_hint(args)}", file=sys.stderr)
+        return 130
+    except OSError as error:
+        where = f": {error.filename}" if error.filename else ""
+        print(
+            f"gymforge: error: {error.strerror or error}{where}; {resume_hint(args)}",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _option(options: list[str], name: str) -> str | None:
+    """The value of ``--name VALUE`` or ``--name=VALUE`` in a trainer's options."""
+    for i, item in enumerate(options):
+        if item == name and i + 1 < len(options):
+            return options[i + 1]
+        if item.startswith(f"{name}="):
+            return item.split("=", 1)[1]
+    return None
+
+
+def resume_hint(args: argparse.Namespace) -> str:
+    """What to run after an interruption: ``train`` resumes from its run folder; ``submit``
+    stores nothing unless complete; anything else is simply run again."""
+    if args.command == "train" and args.id and args.algo:
+        options = list(getattr(args, "options", []))
+        run = _option(options, "--resume") or _option(options, "--out")
+        if run is None:
+            seed = _option(options, "--seed") or "0"
+            torch_part = "-torch" if args.backend == "torch" else ""
+            run = f"runs/{args.id}/{args.algo}{torch_part}-seed{seed}"
+        steps = _option(options, "--steps") or "N"
+        backend = " --backend torch" if args.backend == "torch" else ""
+        return (
+            f"resume with: gymforge train {args.id} --algo {args.algo}{backend} --steps {steps} "
+            f"--resume {run}"
+        )
+    if args.command == "submit":
+        return "nothing was added to the board; run the same command again"
+    return "nothing to resume; run the command again"
 
 
 if __name__ == "__main__":

@@ -200,9 +200,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     torch.set_num_threads(1)  # one thread is fastest for small MLPs on small machines
     timesteps = args.timesteps or (1_000_000 if args.backend == "torch" else 20_000)
+    from gymforge.core.devices import check_device
+    from gymforge.core.outputs import check_writable
+
+    try:  # before any training: a bad device or folder would otherwise lose it
+        check_device(args.device, "--device")
+        check_writable(args.out, "--out")
+    except ValueError as error:
+        raise SystemExit(f"demo: {error}") from None
     args.out.mkdir(parents=True, exist_ok=True)
-    if not os.access(args.out, os.W_OK):
-        raise SystemExit(f"demo: --out {args.out} is not writable")
     start = time.perf_counter()
     if args.backend == "torch":
         run = args.out / "run"

@@ -20,6 +20,7 @@ results and submissions store it, and verify rebuilds the agent from it.
 from __future__ import annotations
 
 import json
+import pickle
 import warnings
 import zipfile
 from dataclasses import dataclass
@@ -197,8 +198,15 @@ def detect_sb3_algorithm(path: Path) -> str:
             data = {}
         if data.get("format") == "gymforge-sb3-agent" and data.get("algo") in SB3_ALGORITHMS:
             return str(data["algo"])
-    with zipfile.ZipFile(path) as archive:
-        data = json.loads(archive.read("data"))
+    try:
+        with zipfile.ZipFile(path) as archive:
+            data = json.loads(archive.read("data"))
+    except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(
+            f"--agent {path}: the SB3 model's 'data' entry is unreadable or not JSON ({error})"
+        ) from None
+    if not isinstance(data, dict):
+        raise ValueError(f"--agent {path}: the SB3 model's 'data' entry is not a JSON object")
     policy = data.get("policy_class", {})
     policy_text = json.dumps(policy) if isinstance(policy, dict) else str(policy)
     if "Recurrent" in policy_text or "lstm" in json.dumps(data.get("policy_kwargs", {})).lower():
@@ -241,11 +249,25 @@ def build_agent(record: AgentRecord, make_env: Any, base: Path | None = None) ->
     if sha256_file(path) != record.sha256:
         raise ValueError(f"agent artifact {path} does not match its recorded sha256")
     env = make_env()
-    if record.kind == "sb3":
-        return SB3Agent(path, record.algorithm, env)
-    if record.kind == "torch_policy":
-        return OnDevicePolicyAgent(path, env)
-    return TorchScriptAgent(path, env)
+    try:
+        if record.kind == "sb3":
+            return SB3Agent(path, record.algorithm, env)
+        if record.kind == "torch_policy":
+            return OnDevicePolicyAgent(path, env)
+        return TorchScriptAgent(path, env)
+    except (
+        RuntimeError,
+        EOFError,
+        KeyError,
+        OSError,
+        pickle.UnpicklingError,
+        zipfile.BadZipFile,
+    ) as error:
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise ValueError(
+            f"--agent {path}: cannot be loaded as a {record.kind} artifact (truncated or "
+            f"corrupt file?): {first}"
+        ) from None
 
 
 def _to_env_action(action: Any, model_space: gym.Space, env_space: gym.Space) -> Any:

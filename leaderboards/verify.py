@@ -10,8 +10,11 @@ For every protocol: the file's schema. For every submission on its board:
    entry point string does;
 4. the episodes are the protocol's seeds in order, the content hash over them matches, and the
    aggregates recomputed from them equal the stored ones;
-5. a seeded sample of ``verify_episodes`` episodes (the protocol's choice, or ``--sample``) is
-   re-run with the stored agent and must match within the protocol's tolerance.
+5. episodes are re-run with the stored agent and must match within the protocol's tolerance:
+   every episode of the submissions in ``full`` (new or changed ones, see
+   :mod:`gymforge.leaderboards.changes`), and for the others a sample of ``verify_episodes``
+   (the protocol's choice, or ``--sample``) drawn from ``seed``, which defaults to fresh
+   randomness so that nobody can know in advance which episodes will be re-run.
 
 Offline protocols: every evaluation seed's dataset is rebuilt by the collector and must hash to
 the sha256 the protocol records, and every episode of a result must name that hash.
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymforge.leaderboards.agent_spec import AgentRecord
+from gymforge.leaderboards.changes import fresh_sample_seed
 from gymforge.leaderboards.evaluator import run_episodes
 from gymforge.leaderboards.files import is_temporary, read_json, sha256_bytes, sha256_file
 from gymforge.leaderboards.offline import episode_datasets
@@ -48,6 +52,8 @@ class Report:
     problems: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
     episodes_rerun: int = 0
+    sample_seed: int = 0
+    fully_rerun: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -69,6 +75,7 @@ def verify_submission(
     seed: int,
     rerun: bool,
     report: Report,
+    everything: bool = False,
 ) -> None:
     """Check one submission folder; problems go to ``report`` (raises nothing)."""
     name = f"{protocol.task}/{folder.name}"
@@ -110,7 +117,11 @@ def verify_submission(
     report.checked.append(name)
     if not rerun:
         return
-    indices = sample_indices(protocol, folder.name, sample or protocol.verify_episodes, seed)
+    if everything:
+        indices = list(range(len(protocol.seeds)))
+        report.fully_rerun.append(name)
+    else:
+        indices = sample_indices(protocol, folder.name, sample or protocol.verify_episodes, seed)
     try:
         fresh = run_episodes(protocol, record, indices=indices, base=folder)
     except Exception as error:  # the agent may fail in any way; report it, keep verifying
@@ -154,9 +165,21 @@ def verify_renders(root: Path, report: Report) -> None:
         report.problems.append(f"{stale}: not produced by a fresh render (stale leftover)")
 
 
-def verify(root: Path, sample: int | None = None, seed: int = 0, rerun: bool = True) -> Report:
-    """Run every check over every board under ``root``."""
-    report = Report()
+def verify(
+    root: Path,
+    sample: int | None = None,
+    seed: int | None = None,
+    rerun: bool = True,
+    full: set[str] | None = None,
+) -> Report:
+    """Run every check over every board under ``root``.
+
+    ``full`` holds ``"task/id"`` (or ``"task/*"``) of the submissions whose every episode is
+    re-run; ``seed`` (default: fresh randomness, kept in the report) draws the others' sample.
+    """
+    full = full or set()
+    seed = fresh_sample_seed() if seed is None else seed
+    report = Report(sample_seed=seed)
     tasks = list_tasks(root)
     for orphan in sorted(Path(root).glob("*/*/submissions")):
         task = f"{orphan.parent.parent.name}/{orphan.parent.name}"
@@ -177,6 +200,7 @@ def verify(root: Path, sample: int | None = None, seed: int = 0, rerun: bool = T
         if leftovers:
             report.problems.append(f"{task}: unfinished submission leftovers {leftovers}")
         for folder in list_submissions(root, task):
-            verify_submission(root, protocol, folder, sample, seed, rerun, report)
+            everything = f"{task}/{folder.name}" in full or f"{task}/*" in full
+            verify_submission(root, protocol, folder, sample, seed, rerun, report, everything)
     verify_renders(root, report)
     return report

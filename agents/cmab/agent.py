@@ -3,6 +3,11 @@
 ``OfflineAgent(env, learner="clcb")`` learns one super arm from a logged dataset of the env's
 instance and plays it every step (an offline learner does not adapt online). ``learner`` is one
 of :data:`LEARNERS`: ``clcb`` (the reference) or a baseline.
+
+A dataset is bound to the instance it was logged on (its ``instance_params_hash``): once the
+env's instance is chosen by ``reset``, ``fit`` and ``act`` refuse a dataset of another instance
+with a ``ValueError`` naming both. An env not reset yet holds no chosen instance (the leaderboard
+evaluator's agent copy), so it is not compared.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import torch
 
 from gymforge.agents.cmab.clcb import clcb
 from gymforge.envs.cmab.datasets import LoggedDataset, load_dataset
+from gymforge.envs.cmab.problem import Params, params_hash, select_params
 
 
 def _learners() -> dict[str, Callable[[LoggedDataset], torch.Tensor]]:
@@ -49,6 +55,27 @@ class OfflineAgent:
         self.learner = learner
         self.learner_kwargs = learner_kwargs
         self.super_arm: np.ndarray | None = None
+        self.dataset_instance: tuple[str, int] | None = None  # (params hash, seed)
+        self._checked_params: Params | None = None
+
+    def _check_instance(self, instance: tuple[str, int]) -> None:
+        """Raise unless every instance of the env is the one the dataset was logged on."""
+        params = self.vector.params
+        if not getattr(self.vector, "instance_chosen", False) or params is self._checked_params:
+            return
+        expected, seed = instance
+        for row in range(self.vector.num_envs):
+            found = params_hash(select_params(params, slice(row, row + 1)))
+            if found != expected:
+                env_seed = int(self.vector.rng.seed[row])
+                where = "the env" if self.vector.num_envs == 1 else f"the env's instance {row}"
+                raise ValueError(
+                    f"dataset: logged on the instance of seed {seed} (instance_params_hash "
+                    f"{expected[:12]}), but {where} is the instance of seed {env_seed} "
+                    f"(instance_params_hash {found[:12]}); reset the env with seed={seed} or "
+                    "log a dataset on this instance"
+                )
+        self._checked_params = params
 
     def reset(self, seed: int | None = None) -> None:
         """Nothing to reset: the fitted super arm stays."""
@@ -59,13 +86,19 @@ class OfflineAgent:
             dataset = load_dataset(dataset)
         if dataset.problem.public_config() != self.vector.problem.public_config():
             raise ValueError("the dataset was logged on a different problem than this env's")
+        instance = (str(dataset.metadata["instance_params_hash"]), int(dataset.metadata["seed"]))
+        self._checked_params = None
+        self._check_instance(instance)  # before any state changes
         arm = _learners()[self.learner](dataset, **self.learner_kwargs)
         self.super_arm = super_arm_ids(arm).numpy()
+        self.dataset_instance = instance
         return self.super_arm
 
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> Any:
         if self.super_arm is None:
             raise RuntimeError("call fit(dataset) before act()")
+        if self.dataset_instance is not None:
+            self._check_instance(self.dataset_instance)
         action = self.vector.encode(self.super_arm)
         if self.scalar:
             return action[0].numpy()

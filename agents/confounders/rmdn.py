@@ -16,6 +16,11 @@ batches ``beta = (X^T X + delta I)^-1 X^T F`` over all the data seen (ridge regr
 ``P_0 = I / delta``. Gradients flow through ``F`` only; ``beta`` and ``P`` are buffers (saved in
 ``state_dict``) and are frozen in eval mode.
 
+A batch holding NaN or inf (in the features or the design) never reaches ``beta`` and ``P``: one
+such batch would make every later output NaN. With ``nonfinite="skip"`` (the default) the batch
+is not fitted (``skipped_batches`` counts it) and its output uses the coefficients as they are;
+with ``nonfinite="raise"`` it raises a ``ValueError`` before any state changes.
+
 The update has two implementations of the same algebra, tested against each other: a torch one
 (any device, dtype and number of confounders) and, for one confounder on CPU, one on zero-copy
 NumPy views (cached while the buffers keep their storage) with a written-out closed-form 3 x 3
@@ -49,6 +54,15 @@ def _check_positive(name: str, value: float, low: float, high: float | None = No
 
 
 _NUMPY_DTYPES = (torch.float32, torch.float64)
+#: what R-MDN does with a batch holding NaN or inf.
+NONFINITE_MODES = ("skip", "raise")
+
+
+def all_finite(values: torch.Tensor) -> bool:
+    """True when every entry is finite (a finite sum proves it; an overflowing one is rechecked)."""
+    if bool(torch.isfinite(values.sum())):
+        return True
+    return bool(torch.isfinite(values).all())
 
 
 def _p_update_3x3(p: list[list[float]], gram: list[list[float]], lam: float) -> list[list[float]]:
@@ -105,6 +119,8 @@ class RecursiveMetadataNorm(nn.Module):
         forgetting_factor: lambda in (0, 1]; the closer to 1, the less forgetting.
         reg: ``reg * I`` added to ``P`` after every update (>= 0; covariance inflation).
         delta: initial scale, ``P_0 = I / delta`` (> 0).
+        nonfinite: ``"skip"`` (default) or ``"raise"``: what a training batch with NaN or inf
+            does (see the module docstring); ``beta`` and ``P`` stay unchanged either way.
 
     Shapes: ``forward(x, design)`` with ``x`` (N, ...) of ``num_features`` values per row and
     ``design`` (N, k + 2) = :func:`design_matrix` ``(y, c)``; returns a tensor shaped like ``x``.
@@ -118,8 +134,11 @@ class RecursiveMetadataNorm(nn.Module):
         forgetting_factor: float = 0.999,
         reg: float = 1e-4,
         delta: float = 0.01,
+        nonfinite: str = "skip",
     ) -> None:
         super().__init__()
+        if nonfinite not in NONFINITE_MODES:
+            raise ValueError(f"nonfinite must be one of {NONFINITE_MODES}, got {nonfinite!r}")
         for name, value, minimum in (
             ("num_features", num_features, 1),
             ("num_confounders", num_confounders, 1),
@@ -146,6 +165,9 @@ class RecursiveMetadataNorm(nn.Module):
         self.forgetting_factor = float(forgetting_factor)
         self.reg = float(reg)
         self.delta = float(delta)
+        self.nonfinite = nonfinite
+        #: training batches not fitted because they held NaN or inf.
+        self.skipped_batches = 0
         p = num_confounders + 2
         self.register_buffer("beta", torch.zeros(p, num_features))
         self.register_buffer("P", torch.eye(p) / self.delta)
@@ -154,8 +176,21 @@ class RecursiveMetadataNorm(nn.Module):
     def extra_repr(self) -> str:
         return (
             f"{self.num_features}, num_confounders={self.num_confounders}, "
-            f"forgetting_factor={self.forgetting_factor}, reg={self.reg}, delta={self.delta}"
+            f"forgetting_factor={self.forgetting_factor}, reg={self.reg}, delta={self.delta}, "
+            f"nonfinite={self.nonfinite!r}"
         )
+
+    def _fits(self, features: torch.Tensor, design: torch.Tensor) -> bool:
+        """True for a batch of finite values; otherwise count it as skipped, or raise."""
+        if all_finite(features) and all_finite(design):
+            return True
+        if self.nonfinite == "raise":
+            raise ValueError(
+                "R-MDN batch holds NaN or inf in x or design; beta and P are unchanged "
+                "(nonfinite='skip' skips such batches)"
+            )
+        self.skipped_batches += 1
+        return False
 
     def _check(self, features: torch.Tensor, design: torch.Tensor) -> None:
         p = self.num_confounders + 2
@@ -179,6 +214,8 @@ class RecursiveMetadataNorm(nn.Module):
         float64 (p = k + 2 is tiny), so the step costs O(N p^2 + N p d) instead of an N x N solve.
         """
         features, design = features.detach(), design.detach()
+        if not self._fits(features, design):
+            return
         views = self._numpy_buffers(features, design)
         if views is not None:
             self._update_numpy(features.numpy(), design.numpy(), *views)
@@ -243,6 +280,8 @@ class RecursiveMetadataNorm(nn.Module):
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
         self.__dict__.setdefault("_numpy_cache", None)  # pickles from before the cache
+        self.__dict__.setdefault("nonfinite", "skip")  # pickles from before the option
+        self.__dict__.setdefault("skipped_batches", 0)
 
     def _update_numpy(
         self, features: np.ndarray, x: np.ndarray, beta: np.ndarray, p_buffer: np.ndarray
@@ -267,7 +306,7 @@ class RecursiveMetadataNorm(nn.Module):
     def forward(self, x: torch.Tensor, design: torch.Tensor) -> torch.Tensor:
         features = x if x.dim() == 2 else x.reshape(x.shape[0], -1)
         self._check(features, design)
-        if self.training:
+        if self.training and self._fits(features.detach(), design.detach()):
             views = self._numpy_buffers(features, design)
             if views is not None:
                 return self._forward_numpy(x, features, design, views)

@@ -12,6 +12,10 @@
   output ``F - X[:, 1:] beta[1:]`` with the penalty ``||F - X[:, 1:] beta[1:]||^2`` added to the
   loss (here divided by ``N * d`` so that one weight suits every layer size).
 
+As in R-MDN, a training batch holding NaN or inf never reaches a stored statistic: BatchNorm's
+running mean and variance and MDN's running ``beta`` keep their values (the batch's output is
+still computed; PMDN stores nothing but its parameter, which the optimiser owns).
+
 The factories (:func:`batchnorm_norm`, :func:`mdn_norm`, :func:`pmdn_norm`) plug into
 :class:`~gymforge.agents.confounders.models.ConfounderCNN` and ``ConfounderViT``.
 """
@@ -22,8 +26,10 @@ import math
 
 import torch
 from torch import nn
+from torch.nn import functional
 
 from gymforge.agents.confounders.models import NormFactory
+from gymforge.agents.confounders.rmdn import all_finite
 
 
 class BatchNormLayer(nn.Module):
@@ -35,9 +41,14 @@ class BatchNormLayer(nn.Module):
         self.bn = nn.BatchNorm2d(shape[0]) if len(shape) == 3 else nn.BatchNorm1d(math.prod(shape))
 
     def forward(self, x: torch.Tensor, design: torch.Tensor | None = None) -> torch.Tensor:
-        if len(self.shape) == 3:
-            return self.bn(x)
-        return self.bn(x.reshape(x.shape[0], -1)).reshape(x.shape)
+        flat = x if len(self.shape) == 3 else x.reshape(x.shape[0], -1)
+        bn = self.bn
+        if self.training and bn.track_running_stats and not all_finite(x):
+            # batch statistics only: the running mean and variance keep their values
+            out = functional.batch_norm(flat, None, None, bn.weight, bn.bias, True, 0.0, bn.eps)
+        else:
+            out = bn(flat)
+        return out.reshape(x.shape)
 
 
 class MetadataNorm(nn.Module):
@@ -72,8 +83,9 @@ class MetadataNorm(nn.Module):
         scale = int(self.dataset_size) / features.shape[0]
         if self.training:
             coef = scale * (self.kernel.to(features.dtype) @ design.T @ features)
-            with torch.no_grad():
-                self.beta.mul_(1.0 - self.momentum).add_(self.momentum * coef.detach())
+            with torch.no_grad():  # a batch with NaN or inf leaves beta as it was
+                moved = (1.0 - self.momentum) * self.beta + self.momentum * coef.detach()
+                self.beta.copy_(torch.where(torch.isfinite(moved).all(), moved, self.beta))
         else:
             coef = self.beta.to(features.dtype)
         residual = features - design[:, 1:] @ coef[1:]

@@ -22,6 +22,7 @@ import torch
 
 from gymforge.baselines.ondevice.normalization import RunningObsNorm
 from gymforge.baselines.ondevice.policy import ActorCritic, PolicySpec
+from gymforge.core.devices import check_device
 
 POLICY_FORMAT = "gymforge-torch-policy"
 POLICY_FORMAT_VERSION = 1
@@ -96,7 +97,7 @@ class TorchPolicyAgent:
             payload = read_policy(payload)
         self.spec = PolicySpec.from_json(payload["spec"])
         self.algo = str(payload.get("algo", "ppo"))
-        self.device = torch.device(device)
+        self.device = check_device(device)
         self.policy = ActorCritic(self.spec).to(self.device)
         self.policy.load_state_dict(payload["state_dict"])
         self.policy.eval()

@@ -48,12 +48,13 @@ from gymforge.baselines.sb3.config import TrainConfig
 from gymforge.baselines.sb3.envs import EVAL_SEED_BASE, TRAIN_SEED_LIMIT, check_train_seed
 from gymforge.baselines.sb3.evaluation import eval_seeds, run_episodes, summarize
 from gymforge.baselines.sb3.run import _run_root, write_json
+from gymforge.core.devices import check_device
+from gymforge.core.outputs import check_writable
 from gymforge.registry import get_spec
 
 EVALUATIONS_FILE = "evaluations.json"
 TRAINER_FILE = "trainer.pt"
 ARTIFACT_FORMAT_VERSION = 1
-DEVICE_TYPES = ("cpu", "cuda")
 
 
 @dataclass
@@ -66,24 +67,6 @@ class TrainResult:
     wall_s: float = 0.0
     steps_per_s: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
-
-
-def check_device(device: str) -> torch.device:
-    """``device`` as a torch device this torch build can use; one clear error otherwise."""
-    try:
-        parsed = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise ValueError(
-            f"device must be one of {DEVICE_TYPES} (e.g. 'cuda:0'), got {device!r}"
-        ) from None
-    if parsed.type not in DEVICE_TYPES:
-        raise ValueError(f"device must be one of {DEVICE_TYPES} (e.g. 'cuda:0'), got {device!r}")
-    if parsed.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(
-            f"device {device!r}: this torch build has no usable CUDA device "
-            f"(torch {torch.__version__}); use --device cpu"
-        )
-    return parsed
 
 
 def _checkpoints(run: Path) -> list[Path]:
@@ -271,9 +254,8 @@ def train(
     out = Path(out)
     if previous is None and (out / CONFIG_FILE).exists():
         raise ValueError(f"{out} already holds a run; pass --resume {out} or another --out")
+    check_writable(out, "--out")
     out.mkdir(parents=True, exist_ok=True)
-    if not os.access(out, os.W_OK):
-        raise ValueError(f"--out {out} is not writable")
     host.configure(torch_device, threads)
 
     per_rollout = ppo_cfg.n_steps * n_envs

@@ -127,7 +127,12 @@ def resolve_artifact(path: str | Path) -> tuple[Path, Path]:
 def read_artifact_config(path: str | Path) -> dict[str, Any]:
     """The ``config.json`` of a saved agent, checked for its format."""
     _, config_path = resolve_artifact(path)
-    config = json.loads(config_path.read_text())
+    try:
+        config = json.loads(config_path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{config_path}: corrupt or truncated JSON ({error})") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{config_path}: must be a JSON object")
     if config.get("format") != ARTIFACT_FORMAT:
         raise ValueError(f"{config_path}: format must be {ARTIFACT_FORMAT!r}")
     if config.get("format_version") != ARTIFACT_FORMAT_VERSION:

@@ -26,6 +26,7 @@ import copy
 import hashlib
 import inspect
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,6 +241,40 @@ def check_file(
                     raise ValueError(
                         f"{source}: algos.{name}: unknown argument {key!r}; allowed: {allowed}"
                     )
+                check_hyperparameter(key, kwargs[key], f"{source}: algos.{name}.{key}")
+
+
+#: numeric hyperparameters checked before training: name -> (low, high, low allowed, int).
+HYPERPARAMETER_RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "learning_rate": (0.0, math.inf, False, False),
+    "gamma": (0.0, 1.0, True, False),
+    "gae_lambda": (0.0, 1.0, True, False),
+    "clip_range": (0.0, math.inf, False, False),
+    "ent_coef": (0.0, math.inf, True, False),
+    "vf_coef": (0.0, math.inf, True, False),
+    "max_grad_norm": (0.0, math.inf, False, False),
+    "n_steps": (1, math.inf, True, True),
+    "batch_size": (1, math.inf, True, True),
+    "n_epochs": (1, math.inf, True, True),
+    "buffer_size": (1, math.inf, True, True),
+    "learning_starts": (0, math.inf, True, True),
+    "tau": (0.0, 1.0, False, False),
+}
+
+
+def check_hyperparameter(key: str, value: Any, where: str) -> None:
+    """Raise ``ValueError`` naming ``where`` when a known numeric hyperparameter is out of range
+    (other settings are left to the algorithm)."""
+    if key not in HYPERPARAMETER_RANGES:
+        return
+    low, high, closed, integer = HYPERPARAMETER_RANGES[key]
+    kinds = (int,) if integer else (int, float)
+    ok = not isinstance(value, bool) and isinstance(value, kinds) and math.isfinite(value)
+    ok = ok and (value >= low if closed else value > low) and value <= high
+    if not ok:
+        bound = f"{'[' if closed else '('}{low:g}, {high:g}]".replace("inf]", "inf)")
+        kind = "an int" if integer else "a number"
+        raise ValueError(f"{where} must be {kind} in {bound}, got {value!r}")
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import platform
 import shutil
 import sys
 import time
+import zipfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,6 +50,8 @@ from gymforge.baselines.sb3.envs import (
     make_single_env,
     make_train_env,
 )
+from gymforge.core.devices import check_device
+from gymforge.core.outputs import check_writable
 from gymforge.registry import get_spec
 
 EVALUATIONS_FILE = "evaluations.json"
@@ -78,19 +81,63 @@ def _save_model(model: Any, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def _artifact_steps(folder: Path) -> int:
+    """The step count of a saved artifact; ``ValueError`` naming the corrupt file otherwise."""
+    steps = read_artifact_config(folder).get("steps")
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        raise ValueError(f"{folder / CONFIG_FILE}: 'steps' must be an int, got {steps!r}")
+    model = folder / MODEL_FILE
+    try:
+        with zipfile.ZipFile(model) as archive:
+            broken = archive.testzip()
+            names = set(archive.namelist())
+    except (OSError, zipfile.BadZipFile) as error:
+        raise ValueError(f"{model}: corrupt or truncated ({error})") from None
+    if broken is not None or not {"data", "policy.pth"} <= names:
+        raise ValueError(f"{model}: corrupt or truncated (entry {broken or 'policy.pth'})")
+    return steps
+
+
 def _latest_artifact(path: Path) -> Path:
-    """The newest complete artifact under a run folder (final model or checkpoint)."""
+    """The newest complete artifact under a run folder (final model or checkpoint); corrupt
+    or truncated ones are skipped, each named on stderr."""
     candidates = []
+    corrupt = []
     for folder in [path, *sorted((path / "checkpoints").glob("step_*"))]:
         if (folder / MODEL_FILE).is_file() and (folder / CONFIG_FILE).is_file():
-            candidates.append((json.loads((folder / CONFIG_FILE).read_text())["steps"], folder))
+            try:
+                candidates.append((_artifact_steps(folder), folder))
+            except ValueError as error:
+                corrupt.append(str(error))
+    for problem in corrupt:
+        print(f"--resume: skipping {problem}", file=sys.stderr)
     if not candidates:
-        raise ValueError(f"--resume: no model.zip + config.json in {path} or its checkpoints/")
+        skipped = f" (skipped: {'; '.join(corrupt)})" if corrupt else ""
+        raise ValueError(
+            f"--resume: no complete model.zip + config.json in {path} or its checkpoints/{skipped}"
+        )
     return max(candidates, key=lambda c: c[0])[1]
 
 
 def _run_root(folder: Path) -> Path:
     return folder.parent.parent if folder.parent.name == "checkpoints" else folder
+
+
+def rounded_steps(model: Any, steps: int) -> str | None:
+    """The note printed when SB3 will train more than ``steps``: an on-policy algorithm collects
+    whole rollouts of ``n_steps x n_envs`` steps, so it rounds ``steps`` up to a multiple."""
+    n_steps = getattr(model, "n_steps", None)
+    if not isinstance(n_steps, int):
+        return None  # off-policy: trains exactly
+    rollout = n_steps * model.n_envs
+    trained = -(-steps // rollout) * rollout
+    if trained == steps:
+        return None
+    return (
+        f"note: SB3 collects whole rollouts of n_steps x n_envs = {n_steps} x {model.n_envs} = "
+        f"{rollout:,} steps, so {steps:,} steps train {trained:,}; for exactly {steps:,}, pass "
+        f"a multiple of {rollout:,} or set a smaller n_steps (--config) or --n-envs"
+    )
 
 
 def _package_version() -> str:
@@ -195,6 +242,8 @@ def train(
             cfg = from_mapping({**cfg.to_json(), "n_envs": n_envs}, cfg.sources)
     assert env_id is not None and algo is not None
     _check_request(env_id, algo, steps, cfg, seed, vectorized)
+    check_device(device, "--device")
+    check_device(policy_device, "--policy-device")
     algorithm = get_algorithm(algo)
     if out is None:
         out = (
@@ -205,6 +254,7 @@ def train(
     out = Path(out)
     if previous is None and (out / CONFIG_FILE).exists():
         raise ValueError(f"{out} already holds a run; pass --resume {out} or another --out")
+    check_writable(out, "--out")
 
     done_steps = int(previous["steps"]) if previous else 0
     venv = make_train_env(
@@ -328,6 +378,9 @@ def train(
     if cfg.checkpoint_every > 0:
         callbacks.append(Checkpoints(cfg.checkpoint_every, save_checkpoint))
 
+    rounded = rounded_steps(model, steps - done_steps)
+    if rounded is not None:
+        print(rounded, file=sys.stderr)
     model.learn(
         total_timesteps=steps - done_steps,
         callback=callbacks,

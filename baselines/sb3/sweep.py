@@ -41,6 +41,7 @@ from typing import Any
 
 from gymforge.baselines.sb3.algorithms import get_algorithm
 from gymforge.baselines.sb3.config import check_file, read_file
+from gymforge.core.outputs import check_writable
 
 SWEEP_KEYS = (
     "version",
@@ -190,6 +191,22 @@ def expand_jobs(sweep: dict[str, Any], out: str | Path) -> list[dict[str, Any]]:
             }
         )
     return jobs
+
+
+def check_job(job: dict[str, Any]) -> None:
+    """Build the job's training configuration; a bad setting raises naming the job."""
+    try:
+        if job.get("trainer", "sb3") == "torch":
+            from gymforge.baselines.ondevice.config import algo_config
+            from gymforge.baselines.ondevice.config import load_config as load_torch_config
+
+            algo_config(load_torch_config(job["task"], None, job["overrides"]), job["algo"])
+        else:
+            from gymforge.baselines.sb3.config import load_config
+
+            load_config(job["task"], None, job["overrides"], vectorized=job["vectorized"])
+    except ValueError as error:
+        raise ValueError(f"sweep job {job['job']}: {error}") from None
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -354,6 +371,9 @@ def run_sweep(
     sweep = load_sweep(path)
     out = Path(out) if out is not None else Path("sweeps") / sweep["name"]
     jobs = expand_jobs(sweep, out)
+    for job in jobs:  # every job's settings, before any folder or training
+        check_job(job)
+    check_writable(out, "--out")
     out.mkdir(parents=True, exist_ok=True)
     from tqdm import tqdm
 

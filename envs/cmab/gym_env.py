@@ -77,6 +77,8 @@ class CMABVecEnv(TorchVectorEnv):
         # The action sizes per position, kept on the device for the range check of decode().
         self._nvec = torch.as_tensor(self.single_action_space.nvec, device=self.device)
         self._redraw = True
+        #: True once ``reset`` chose the instances (the constructor's draw is a placeholder).
+        self.instance_chosen = False
         self.params: Params = {}
         self.steps = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
         # The observation: last feedback features, then plays so far ÷ horizon. Each step and
@@ -98,6 +100,7 @@ class CMABVecEnv(TorchVectorEnv):
 
     # --- super arms ----------------------------------------------------------------------
     def _validate(self, ids: Any, field: str = "super_arm") -> torch.Tensor:
+        ids = _ids_of(ids)
         if not torch.is_tensor(ids):
             ids = torch.as_tensor(np.asarray(ids))
         problem = self.problem
@@ -163,7 +166,9 @@ class CMABVecEnv(TorchVectorEnv):
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[torch.Tensor, dict[str, Any]]:
         self._redraw = True
-        return super().reset(seed=seed, options=options)
+        result = super().reset(seed=seed, options=options)
+        self.instance_chosen = True
+        return result
 
     def _reset_instances(self, mask: torch.Tensor) -> None:
         if self._redraw:  # an explicit reset: the seeds define new instances
@@ -189,6 +194,18 @@ class CMABVecEnv(TorchVectorEnv):
         return self.obs
 
 
+def _ids_of(super_arm: Any) -> Any:
+    """The ids of ``optimal_super_arm()``'s ``(ids, value)`` pair; anything else as given."""
+    if (
+        isinstance(super_arm, tuple)
+        and len(super_arm) == 2
+        and isinstance(super_arm[0], (np.ndarray, torch.Tensor))
+        and np.ndim(super_arm[1]) == super_arm[0].ndim - 1
+    ):
+        return super_arm[0]
+    return super_arm
+
+
 class CMABEnv(TorchScalarEnv):
     """Scalar view with numpy evaluation helpers (see :class:`CMABVecEnv`)."""
 
@@ -207,8 +224,8 @@ class CMABEnv(TorchScalarEnv):
         return self._vector.alpha
 
     def expected_reward(self, super_arm: Any) -> float:
-        """``r(S; μ)`` of the super arm given as ``k`` ids."""
-        return float(self._vector.expected_reward(super_arm)[0])
+        """``r(S; μ)`` of the super arm given as ``k`` ids (or :meth:`optimal_super_arm`'s pair)."""
+        return float(self._vector.expected_reward(_ids_of(super_arm))[0])
 
     def optimal_super_arm(self) -> tuple[np.ndarray, float]:
         ids, value = self._vector.optimal_super_arm()

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import torch
 
+from gymforge.core.devices import check_device
 from gymforge.core.seeds import validate_seed
 from gymforge.envs.confounders.config import IMAGE_SIZE, StreamConfig, SyntheticConfig
 from gymforge.envs.confounders.schedules import PAPER_SHIFTS
@@ -123,7 +124,7 @@ class SyntheticStream(ConfounderStream):
         self.config = config if config is not None else SyntheticConfig()
         self.shifts = StreamConfig(shifts=tuple(shifts)).shifts
         self.num_stages = len(self.shifts)
-        self.device = torch.device(device)
+        self.device = check_device(device)
         generator = torch.Generator(device=self.device).manual_seed(self.seed)
         self.base = draw_base(self.config, generator, self.device)
         self._templates = quadrant_templates(self.device)

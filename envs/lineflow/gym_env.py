@@ -186,7 +186,7 @@ class LineFlowEnv(gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         if seed is not None:
-            validate_seed(seed)
+            seed = validate_seed(seed)  # numpy integers become Python ints
         super().reset(seed=seed)
         self._seed = int(seed) if seed is not None else int(self.np_random.integers(0, MAX_SEED))
         self._start_episode()

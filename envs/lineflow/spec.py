@@ -61,6 +61,8 @@ __all__ = [
 ]
 
 BufferKind = Literal["main", "component", "return"]
+#: the most slots a buffer may have (see :class:`BufferSpec`).
+MAX_BUFFER_CAPACITY = 1000
 BUFFER_KINDS: tuple[str, ...] = ("main", "component", "return")
 
 
@@ -88,7 +90,9 @@ class BufferSpec:
         upstream: station that puts carriers on the buffer.
         downstream: station that takes them off.
         kind: ``"main"``, ``"component"`` or ``"return"`` (see the module docstring).
-        capacity: number of slots (>= 1).
+        capacity: number of slots, 1 to :data:`MAX_BUFFER_CAPACITY` (the benchmark lines use at
+            most 8; the torch engine holds every slot for every instance, so the bound keeps a
+            typo such as ``10**9`` from allocating until the machine runs out of memory).
         transition_time: time to traverse all slots.
         put_time: time to put a carrier on.
         get_time: time to take a carrier off.
@@ -115,9 +119,12 @@ class BufferSpec:
         if (
             isinstance(self.capacity, bool)
             or not isinstance(self.capacity, int)
-            or self.capacity < 1
+            or not 1 <= self.capacity <= MAX_BUFFER_CAPACITY
         ):
-            raise ValueError(f"{owner}.capacity must be an int >= 1, got {self.capacity!r}")
+            raise ValueError(
+                f"{owner}.capacity must be an int in [1, {MAX_BUFFER_CAPACITY}], got "
+                f"{self.capacity!r} (every slot is state of every batched instance)"
+            )
         _check_non_negative(
             owner,
             transition_time=self.transition_time,

@@ -18,6 +18,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv, ParallelEnv
 
+from gymforge.core.devices import check_device
 from gymforge.core.seeding import InstanceRNG
 from gymforge.core.seeds import MAX_SEED, instance_seeds
 from gymforge.core.spaces import as_action_tensor, validate_batched_action
@@ -107,7 +108,7 @@ class MinMaxBatchedParallelEnv:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         check_positive("max_increment", max_increment)
         self.config = GameConfig(game, dict(game_params or {}), max_steps, init_scale)
-        self.device = torch.device(device)
+        self.device = check_device(device)
         self.game = make_game(game, self.config.game_params, device=self.device)
         if self.game.batch not in (1, num_envs):
             raise ValueError(

@@ -49,8 +49,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     root = board_root(args)
     protocol = load_protocol(root, resolve_task(root, args.protocol))
+    from gymforge.core.outputs import check_writable
+
     if not Path(args.out).resolve().parent.is_dir():
         raise ValueError(f"--out folder does not exist: {Path(args.out).parent}")
+    check_writable(Path(args.out).resolve().parent, "--out")
     record = parse_agent_spec(args.agent, protocol.env_id)
     results = evaluate(protocol, record, progress=not args.quiet)
     write_json_atomic(Path(args.out), results)

@@ -10,9 +10,11 @@ from gymforge.commands.evaluate import add_root_option, board_root
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    from gymforge.core.outputs import check_writable
     from gymforge.leaderboards.render import write_all
 
     root = board_root(args)
+    check_writable(root, "--root")
     written = write_all(root)
     print(f"rendered {len(written)} files under {root}")
     return 0
@@ -25,9 +27,29 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(1)
     root = board_root(args)
+    if args.sample is not None and args.sample < 1:
+        raise ValueError(f"--sample must be >= 1, got {args.sample}")
+    if args.base is not None and not args.changed:
+        raise ValueError("--base goes with --changed (re-run every episode of changed rows)")
+    full: set[str] = set()
+    if args.changed:
+        from gymforge.leaderboards.changes import changed_submissions
+        from gymforge.leaderboards.protocol import list_tasks
+
+        base = args.base or "main"
+        full = changed_submissions(root, base, list_tasks(root))
+        names = sorted(full) or ["none"]
+        print(f"re-running every episode of submissions changed since {base}: {', '.join(names)}")
     start = time.perf_counter()
-    report = verify(root, sample=args.sample, seed=args.seed, rerun=not args.no_rerun)
+    report = verify(
+        root, sample=args.sample, seed=args.sample_seed, rerun=not args.no_rerun, full=full
+    )
     elapsed = time.perf_counter() - start
+    if not args.no_rerun:
+        print(
+            f"sample seed {report.sample_seed} (reproduce this sample with "
+            f"--sample-seed {report.sample_seed})"
+        )
     for problem in report.problems:
         print(f"FAIL {problem}", file=sys.stderr)
     print(
@@ -68,12 +90,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     render.set_defaults(func=cmd_render)
 
     check = actions.add_parser(
-        "verify", help="check schemas, hashes and renders; re-run a seeded sample of episodes"
+        "verify",
+        help="check schemas, hashes and renders; re-run every episode of changed submissions "
+        "and an unpredictable sample of the others",
     )
     check.add_argument(
         "--sample", type=int, metavar="N", help="episodes re-run per submission (default: protocol)"
     )
-    check.add_argument("--seed", type=int, default=0, help="seed of the episode sample")
+    check.add_argument(
+        "--sample-seed",
+        type=int,
+        metavar="S",
+        help="seed of the episode sample (default: fresh randomness, printed)",
+    )
+    check.add_argument(
+        "--changed",
+        action="store_true",
+        help="re-run every episode of the submissions new or changed since --base",
+    )
+    check.add_argument(
+        "--base", metavar="REV", help="git revision --changed compares with (default: main)"
+    )
     check.add_argument("--no-rerun", action="store_true", help="skip re-running episodes")
     add_root_option(check)
     check.set_defaults(func=cmd_verify)

@@ -1,18 +1,25 @@
 """``gymforge submit --protocol TASK --agent SPEC --meta submission.json``.
 
 Checks the metadata and the agent, evaluates under the task's frozen protocol, stores the
-submission folder on the board in one step, and re-renders the boards.
+submission folder on the board in one step, and re-renders the boards. Storing and rendering are
+one transaction: if the render fails or is interrupted, the folder is withdrawn again. (A process
+killed outright in between leaves a stored row with stale renders: verify reports it and
+``gymforge leaderboard render`` or the next submit repairs it.)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import shutil
 from pathlib import Path
 
 from gymforge.commands.evaluate import add_root_option, board_root, format_aggregate
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
+    from gymforge.core.outputs import check_writable
     from gymforge.leaderboards.files import read_json
     from gymforge.leaderboards.protocol import resolve_task
     from gymforge.leaderboards.render import write_all
@@ -21,12 +28,31 @@ def cmd_submit(args: argparse.Namespace) -> int:
     root = board_root(args)
     task = resolve_task(root, args.protocol)
     meta = load_meta(Path(args.meta))
+    check_writable(root / task, "--root")
     folder = submit(root, task, args.agent, meta, submission_id=args.id, progress=not args.quiet)
+    try:
+        write_all(root)
+    except BaseException:
+        withdraw(root, folder)
+        raise
     print(format_aggregate(read_json(folder / "results.json", "results")))
-    print(f"submission stored in {folder}")
-    write_all(root)
-    print(f"boards re-rendered under {root}")
+    print(f"submission stored in {folder}; boards re-rendered under {root}")
     return 0
+
+
+def withdraw(root: Path, folder: Path) -> None:
+    """Undo a submission whose boards could not be rendered: the folder leaves the board in one
+    rename, and the boards are rendered as they were (a failure here is left to
+    ``gymforge leaderboard render``, which verify names)."""
+    from gymforge.leaderboards.files import new_staging_folder
+    from gymforge.leaderboards.render import write_all
+    from gymforge.leaderboards.submission import STAGING_DIR
+
+    trash = new_staging_folder(root / STAGING_DIR) / folder.name
+    os.rename(folder, trash)
+    shutil.rmtree(trash.parent, ignore_errors=True)
+    with contextlib.suppress(Exception):
+        write_all(root)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -31,7 +31,15 @@ def cmd_train(args: argparse.Namespace) -> int:
         return 0
     if args.id is None:
         raise ValueError("an id is required: gymforge train ID --algo NAME (see `gymforge list`)")
-    get_spec(args.id)  # unknown ids fail first, with the list of registered ones
+    spec = get_spec(args.id)  # unknown ids fail first, with the list of registered ones
+    if spec.capabilities.multi_agent:
+        tuner = (
+            " (or train the single-agent tuner MinMaxTuning-v0)" if spec.family == "minmax" else ""
+        )
+        raise ValueError(
+            f"{args.id} is a multi-agent PettingZoo id; `gymforge train` trains single-agent "
+            f"ids: play it from Python with gymforge.make_parallel({args.id!r}){tuner}"
+        )
     if args.algo is None:
         raise ValueError(f"--algo is required; allowed: {sorted(TRAINERS)}")
     if args.algo not in TRAINERS:

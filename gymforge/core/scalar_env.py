@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from gymforge.core.seeds import MAX_SEED
+from gymforge.core.seeds import MAX_SEED, validate_seed
 from gymforge.core.vector_env import TorchVectorEnv
 
 
@@ -36,6 +36,8 @@ class TorchScalarEnv(gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if seed is not None:
+            seed = validate_seed(seed)  # numpy integers become Python ints
         super().reset(seed=seed)
         if seed is None:
             # Draw from the env's own numpy generator so unseeded resets continue one stream.

@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from gymforge.core.devices import check_device
 from gymforge.core.shared_arrays import ArrayChannel, map_nested
 from gymforge.core.vector_env import TorchVectorEnv
 
@@ -82,7 +83,7 @@ def split_over_workers(
     if workers == 1:
         return cls(num_envs=num_envs, **kwargs)
     device = kwargs.get("device", "cpu")
-    if torch.device(device).type != "cpu":
+    if check_device(device).type != "cpu":
         raise ValueError(
             f"num_workers > 1 runs on the CPU only: device must be 'cpu', got {device!r}"
         )
@@ -230,6 +231,18 @@ class ShardedVectorEnv(TorchVectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         self._shut_down()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Refused, before any pipe is touched (a half-made copy would close the workers'
+        pipes under this env): the instances live in the worker processes."""
+        raise TypeError(
+            f"a sharded vector env (num_workers={self.num_workers}) cannot be copied or pickled: "
+            "its instances live in worker processes; build another one with gym.make_vec(..., "
+            "num_workers=K), or use num_workers=1 for a copyable env"
+        )
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return self.__reduce_ex__(4)
 
     # --- shards -----------------------------------------------------------------------------
     def _reset_local(self, seeds: list[int]) -> Any:

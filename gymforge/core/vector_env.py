@@ -24,6 +24,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from gymforge.core.devices import check_device
 from gymforge.core.seeding import InstanceRNG
 from gymforge.core.seeds import instance_seeds
 from gymforge.core.spaces import as_action_tensor, validate_batched_action
@@ -98,7 +99,7 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
         ):
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         self.num_envs = int(num_envs)
-        self.device = torch.device(device)
+        self.device = check_device(device)
         self.autoreset = autoreset
         self.single_observation_space = single_observation_space
         self.single_action_space = single_action_space

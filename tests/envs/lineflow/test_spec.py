@@ -27,7 +27,7 @@ def simple_line(**buffer_params) -> LineSpec:
 
 
 def test_lineflow__negative_capacity_is_rejected():
-    with pytest.raises(ValueError, match=r"capacity must be an int >= 1, got -2"):
+    with pytest.raises(ValueError, match=r"capacity must be an int in \[1, 1000\], got -2"):
         BufferSpec("S", "P", capacity=-2)
 
 
