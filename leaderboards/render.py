@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.leaderboards.board import Board, Row, load_boards
+from gymforge.leaderboards.discrimination import exemption_note
 from gymforge.leaderboards.files import write_bytes_atomic
 from gymforge.leaderboards.site import page
 from gymforge.leaderboards.stats import method_iqm
@@ -54,6 +55,8 @@ def _num(value: float | None, digits: int = 2) -> str:
     if value is None:
         return "–"
     text = f"{value:.{digits}f}"
+    if value != 0 and float(text) == 0:  # small scores (e.g. exact gaps): significant digits
+        return f"{value:.3g}"
     return "0.00" if text in ("-0.00",) else text
 
 
@@ -160,6 +163,7 @@ def protocol_summary(board: Board) -> list[str]:
         + (f"{budget:,} env steps" if budget else "not limited")
         + f" ({data['budget']['source']}); submissions report theirs.",
         *offline_text,
+        *exemption_note(p.task),
         f"Verify re-runs {p.verify_episodes} seeded episode(s) per submission and requires the "
         f"per-episode metric within {data['tolerance']['abs']:g}.",
     ]
