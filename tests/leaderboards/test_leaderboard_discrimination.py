@@ -73,3 +73,17 @@ def test_an_edited_archived_row_is_refused(tmp_path):
     results.write_text(results.read_text().replace('"return"', '"return" ', 1))
     with pytest.raises(ValueError, match="sha256"):
         load_archived_board(tmp_path, task, 1)
+
+
+def test_cascade_board_ranks_clcb_emp_cucb_offline_as_the_paper():
+    """The n = 100 cascade track: CLCB < EMP < CUCB-Offline in exact gap, CLCB's CI clear of
+    EMP's (the other cascade tracks, where it is not so, are explained in a results file)."""
+    board = load_board(DEFAULT_ROOT, load_protocol(DEFAULT_ROOT, "cmab/CascadeOffline"))
+    agg = {
+        r.results["agent"]["entry_point"].rsplit(":", 1)[1]: r.results["aggregate"]
+        for r in board.rows
+        if r.results["agent"].get("entry_point", "").startswith("gymforge.agents.cmab.agent:")
+    }
+    clcb, emp, cucb = agg["clcb_agent"], agg["emp_agent"], agg["cucb_offline_agent"]
+    assert clcb["mean"] < emp["mean"] < cucb["mean"]
+    assert clcb["ci95"][1] < emp["ci95"][0]
