@@ -83,3 +83,22 @@ def test_clcb_played_once_scores_its_suboptimality_gap():
     arm = torch.as_tensor(chosen)[None]
     value = float(problem.expected_reward(params, arm)[0])
     assert info["regret"] == pytest.approx(float(problem.optimal(params)[1][0]) - value, abs=1e-9)
+
+
+def test_batched_regret_equals_separate_runs():
+    kwargs = {"horizon": 2, "report_regret": True}
+    vec = gym.make_vec(
+        "OffCMAB-Cascade-v0", num_envs=3, vectorization_mode="vector_entry_point", **kwargs
+    )
+    vec.reset(seed=40)
+    actions = torch.zeros(3, 5, dtype=torch.int64)
+    actions[1, 0] = 7
+    vec.step(actions)
+    info = vec.step(actions)[4]
+    assert float(info["regret"].min()) > 0  # the fixed lists are suboptimal on every instance
+    for i in range(3):
+        env = gym.make("OffCMAB-Cascade-v0", **kwargs)
+        env.reset(seed=40 + i)
+        env.step(actions[i].numpy())
+        single = env.step(actions[i].numpy())[4]
+        assert float(info["regret"][i]) == pytest.approx(single["regret"], abs=1e-9)
