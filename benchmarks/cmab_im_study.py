@@ -188,7 +188,7 @@ def findings(result: dict[str, Any]) -> list[str]:
 def markdown(result: dict[str, Any]) -> str:
     """The results file."""
     lines = [
-        "# CLCB-IM-N on the influence-maximization board: why it loses, and when it does not",
+        "# CLCB-IM-N on the influence-maximization board: why it loses, and what changes that",
         "",
         f"Command: `{result['command']}`  ",
         f"Total: {result['seconds']:.0f} s on a shared, loaded machine. {result['trials']} "
