@@ -18,12 +18,13 @@ protocol records::
 The dataset of evaluation seed ``s`` holds ``n`` plays of the instance that ``env.reset(seed=s)``
 draws (Off-CMAB envs draw their instance from the reset seed), logged with record seed ``s``:
 exactly what ``gymforge dataset collect ENV_ID --logging L --n N --seed s --kwargs K`` writes,
-where ``K`` is the protocol's env kwargs without ``horizon``/``action_format``. So the agent is
-evaluated on the instance its data came from. Datasets are small and rebuilt in memory (a few
-milliseconds each), not stored under ``leaderboards/``; :func:`dataset_sha256` hashes the record
-arrays and the dataset's identity (env id, logging policy, n, seed, instance-parameter hash), not
-the ``.npz`` file (whose zip headers hold timestamps), so :func:`folder_sha256` of a collected
-folder equals the protocol's hash.
+where ``K`` is the protocol's env kwargs without the episode-only ones (``horizon``,
+``action_format``, ``report_regret``). So the agent is evaluated on the instance its data came
+from. Datasets are small and rebuilt in memory (a few milliseconds each), not stored under
+``leaderboards/``; :func:`dataset_sha256` hashes the record arrays and the dataset's identity
+(env id, logging policy, n, seed, instance-parameter hash), not the ``.npz`` file (whose zip
+headers hold timestamps), so :func:`folder_sha256` of a collected folder equals the protocol's
+hash.
 
 The agent receives a :class:`~gymforge.envs.cmab.datasets.LoggedDataset` whose ``params`` (the
 instance's true parameters) are removed: only the records, the metadata and the problem's
@@ -112,7 +113,8 @@ def folder_sha256(path: str | Path) -> str:
 def collector_kwargs(env_kwargs: dict[str, Any]) -> dict[str, Any]:
     """The env kwargs that describe the logged problem (the episode's length and the action
     format do not)."""
-    return {k: v for k, v in env_kwargs.items() if k not in ("horizon", "action_format")}
+    episode_only = ("horizon", "action_format", "report_regret")
+    return {k: v for k, v in env_kwargs.items() if k not in episode_only}
 
 
 def build_dataset(env_id: str, env_kwargs: dict[str, Any], block: dict[str, Any], seed: int):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.leaderboards.board import Board, Row, load_boards
+from gymforge.leaderboards.discrimination import exemption_note
 from gymforge.leaderboards.files import write_bytes_atomic
 from gymforge.leaderboards.site import page
 from gymforge.leaderboards.stats import method_iqm
@@ -55,6 +56,8 @@ def _num(value: float | None, digits: int = 2) -> str:
     if value is None:
         return "–"
     text = f"{value:.{digits}f}"
+    if value != 0 and float(text) == 0:  # small scores (e.g. exact gaps): significant digits
+        return f"{value:.3g}"
     return "0.00" if text in ("-0.00",) else text
 
 
@@ -161,6 +164,7 @@ def protocol_summary(board: Board) -> list[str]:
         + (f"{budget:,} env steps" if budget else "not limited")
         + f" ({data['budget']['source']}); submissions report theirs.",
         *offline_text,
+        *exemption_note(p.task),
         "Verify re-runs every episode of a new or changed submission, and "
         f"{p.verify_episodes} episode(s) per other submission drawn from a seed chosen at verify "
         f"time; it requires the per-episode metric within {data['tolerance']['abs']:g}.",

@@ -109,7 +109,11 @@ def _bernstein_radius(mean: np.ndarray, count: np.ndarray, log_term: float) -> n
 
 
 def im_edge_bounds(
-    problem: InfluenceProblem, seeds: np.ndarray, rounds: np.ndarray, delta: float | None
+    problem: InfluenceProblem,
+    seeds: np.ndarray,
+    rounds: np.ndarray,
+    delta: float | None,
+    radius_scale: float = 1.0,
 ) -> np.ndarray:
     """Edge probabilities from node-level cascades, CLCB-IM-N style (Alg. 4).
 
@@ -120,7 +124,9 @@ def im_edge_bounds(
     pessimistic: an upper bound on ``q_u`` and ``p(v̄)``, a lower bound on ``p(v̄|ū)``, each from a
     variance-adaptive interval with ``L = log(12 n E / δ)`` (the exact constants of the paper's
     intervals are not in the reference; this empirical-Bernstein form is ours). ``delta=None``
-    gives the plug-in estimate (the EMP baseline). Returns ``(E,)`` values in [0, 1].
+    gives the plug-in estimate (the EMP baseline); ``radius_scale`` multiplies every radius (1 is
+    the bound as stated; smaller values are a tuned, no longer guaranteed, confidence constant).
+    Returns ``(E,)`` values in [0, 1].
     """
     seeds = np.asarray(seeds, dtype=bool)
     first = np.asarray(rounds) == 1
@@ -138,9 +144,10 @@ def im_edge_bounds(
     p_v_given_u = np.divide(quiet_uv, n_uv, out=np.ones_like(n_uv), where=n_uv > 0)
     q_u, p_vbar = q_hat[src], p_v[dst]
     if delta is not None:
-        q_u = q_u + _bernstein_radius(q_hat, np.full_like(q_hat, n), log_term)[src]
-        p_vbar = p_vbar + _bernstein_radius(p_v, n_v, log_term)[dst]
-        p_v_given_u = p_v_given_u - _bernstein_radius(p_v_given_u, n_uv, log_term)
+        c = radius_scale
+        q_u = q_u + c * _bernstein_radius(q_hat, np.full_like(q_hat, n), log_term)[src]
+        p_vbar = p_vbar + c * _bernstein_radius(p_v, n_v, log_term)[dst]
+        p_v_given_u = p_v_given_u - c * _bernstein_radius(p_v_given_u, n_uv, log_term)
     with np.errstate(divide="ignore", invalid="ignore"):
         estimate = (1.0 - np.minimum(p_vbar, 1.0) / p_v_given_u) / np.minimum(q_u, 1.0)
     valid = (p_v_given_u > 0) & (q_u > 0) & np.isfinite(estimate)
@@ -148,13 +155,18 @@ def im_edge_bounds(
 
 
 def clcb_im(
-    dataset: LoggedDataset, *, delta: float = 0.1, oracle: Oracle | None = None
+    dataset: LoggedDataset,
+    *,
+    delta: float = 0.1,
+    oracle: Oracle | None = None,
+    radius_scale: float = 1.0,
 ) -> torch.Tensor:
     """CLCB-IM-N: the seed set of ``ORACLE(p̲)`` on the lower-bound graph."""
     problem = dataset.problem
     if not isinstance(problem, InfluenceProblem):
         raise ValueError("clcb_im needs an influence-maximization dataset")
-    bounds = im_edge_bounds(problem, dataset["seeds"], dataset["activation_round"], delta)
+    seeds, rounds = dataset["seeds"], dataset["activation_round"]
+    bounds = im_edge_bounds(problem, seeds, rounds, delta, radius_scale)
     return (oracle or default_oracle(problem))(problem, torch.as_tensor(bounds))
 
 
@@ -170,7 +182,7 @@ def clcb(
     Returns the chosen super arm in the problem's natural form with a batch axis of 1.
     """
     if isinstance(dataset.problem, InfluenceProblem):
-        return clcb_im(dataset, delta=delta, oracle=oracle)
+        return clcb_im(dataset, delta=delta, oracle=oracle, radius_scale=radius_scale)
     counts, sums = dataset.arm_statistics()
     return clcb_from_statistics(
         dataset.problem,

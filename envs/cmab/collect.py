@@ -58,6 +58,7 @@ def problem_for(env_id: str, env_kwargs: dict[str, Any] | None = None) -> Proble
     kwargs = {**dict(spec.kwargs), **(env_kwargs or {})}
     kwargs.pop("horizon", None)
     kwargs.pop("action_format", None)
+    kwargs.pop("report_regret", None)
     return vec_cls.make_problem(**kwargs)
 
 

@@ -28,6 +28,7 @@ from gymforge.envs.cmab.super_arms import (
 _COMMON_ARGS = """
     | ``horizon`` | int | 100 | plays per episode (the episode is then truncated) |
     | ``action_format`` | str | ``"choice"`` | ``"choice"`` (every action valid) or ``"ids"`` |
+    | ``report_regret`` | bool | False | add the episode's exact ``regret`` and last ``gap`` to the final info |
 """
 
 _ACTION_SPACE = """
@@ -47,6 +48,12 @@ _EVALUATION = """
     The instance's parameters are drawn from the reset seed (``reset(seed=s)`` always gives the
     same instance; instance ``i`` of a vector env reset with ``s`` is the instance of seed
     ``s + i``) and are kept across autoresets; plays are random and seeded too.
+    With ``report_regret=True`` the info of the step that ends an episode (and only that step, so
+    an agent never sees it while it acts) holds ``gap``, ``r(S*; μ) − r(S; μ)`` of the super arm
+    just played, and ``regret``, the sum of those gaps over the episode's plays: the exact
+    expected (pseudo-)regret, with no sampling noise. ``S*`` is the problem's oracle super arm
+    (greedy for influence maximization, whose values are its fixed-sample spread estimates).
+    With ``horizon=1`` the regret is the suboptimality gap of the one super arm played.
 """
 
 
@@ -67,11 +74,15 @@ class CMABVecEnv(TorchVectorEnv):
         autoreset: bool = True,
         horizon: int = 100,
         action_format: str = "choice",
+        report_regret: bool = False,
         **problem_kwargs: Any,
     ) -> None:
         self.problem: Problem = self.make_problem(**problem_kwargs)
         self.horizon = check_int("horizon", horizon, 1)
         self.action_format = check_action_format(action_format)
+        if not isinstance(report_regret, bool):
+            raise ValueError(f"report_regret must be a bool, got {report_regret!r}")
+        self.report_regret = report_regret
         observation_space = spaces.Box(0.0, 1.0, (self.problem.feedback_dim + 1,), dtype=np.float32)
         super().__init__(num_envs, observation_space, self._action_space(), device, autoreset)
         # The action sizes per position, kept on the device for the range check of decode().
@@ -81,6 +92,9 @@ class CMABVecEnv(TorchVectorEnv):
         self.instance_chosen = False
         self.params: Params = {}
         self.steps = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
+        # Exact regret so far and the oracle value r(S*; μ) per instance (report_regret only).
+        self.regret = torch.zeros(self.num_envs, dtype=torch.float64, device=self.device)
+        self.optimum = torch.zeros(self.num_envs, dtype=torch.float64, device=self.device)
         # The observation: last feedback features, then plays so far ÷ horizon. Each step and
         # reset builds a new tensor (never written in place once returned).
         self.obs = torch.zeros(
@@ -174,7 +188,10 @@ class CMABVecEnv(TorchVectorEnv):
         if self._redraw:  # an explicit reset: the seeds define new instances
             self.params = self.problem.draw_params(param_rng(self.rng.seed))
             self._redraw = False
+            if self.report_regret:
+                self.optimum = self.problem.optimal(self.params)[1].to(torch.float64)
         self.steps = torch.where(mask, 0, self.steps)
+        self.regret = torch.where(mask, 0.0, self.regret)
         self.obs = torch.where(mask[:, None], 0.0, self.obs)
 
     def _step_instances(self, action: torch.Tensor) -> StepOutput:
@@ -188,6 +205,12 @@ class CMABVecEnv(TorchVectorEnv):
         truncated = self.steps >= self.horizon
         info = {"super_arm": ids, "triggered": triggered, "outcomes": outcomes}
         info.update({key: feedback[key] for key in self.info_keys})
+        if self.report_regret:
+            gap = self.optimum - self.problem.expected_reward(self.params, arm).to(torch.float64)
+            self.regret = self.regret + gap
+            if bool(truncated.any()):  # only the step that ends an episode reports them
+                info["gap"] = torch.where(truncated, gap, torch.nan)
+                info["regret"] = torch.where(truncated, self.regret, torch.nan)
         return StepOutput(reward, torch.zeros_like(truncated), truncated, info)
 
     def _observe(self) -> torch.Tensor:
