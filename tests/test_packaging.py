@@ -9,8 +9,6 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 PACKAGE_DIRS = PYPROJECT["tool"]["setuptools"]["package-dir"]
@@ -28,28 +26,6 @@ def source_packages() -> set[str]:
 
 def test_packaging__every_source_package_is_listed_in_pyproject():
     assert source_packages() <= set(PYPROJECT["tool"]["setuptools"]["packages"])
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(out),
-            str(ROOT),
-        ],
-        check=True,
-    )
-    (path,) = out.glob("gymforge-*.whl")
-    return path
 
 
 def test_packaging__wheel_holds_only_the_gymforge_package(wheel):
