@@ -23,7 +23,10 @@ def test_registry__gymforge_prefix_works_without_a_prior_import():
 
 @pytest.mark.parametrize("spec", all_specs(), ids=[s.id for s in all_specs()])
 def test_registry__every_row_is_registered_and_its_entry_points_load(spec):
-    assert (spec.id in gym.registry) != spec.capabilities.multi_agent
+    assert spec.id in gym.registry
+    if spec.capabilities.multi_agent:  # (registered only to point at make_parallel)
+        with pytest.raises(gym.error.Error, match=r"gymforge\.make_parallel"):
+            gym.make(spec.id)
     entries = (
         spec.entry_point,
         spec.vector_entry_point,

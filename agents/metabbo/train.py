@@ -261,24 +261,41 @@ def train_cli(env_id: str, argv: list[str]) -> int:
     parser.add_argument(
         "--out", required=True, help="model folder to write (model.pt + config.json)"
     )
-    parser.add_argument("--epochs", type=int, default=defaults.epochs)
-    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
-    parser.add_argument("--lr", type=float, default=defaults.lr)
-    parser.add_argument("--weight-decay", type=float, default=defaults.weight_decay)
-    parser.add_argument("--max-grad-norm", type=float, default=None)
-    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--epochs", type=int, default=defaults.epochs, help="passes over the dataset"
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=defaults.batch_size, help="trajectories per minibatch"
+    )
+    parser.add_argument("--lr", type=float, default=defaults.lr, help="learning rate")
+    parser.add_argument(
+        "--weight-decay", type=float, default=defaults.weight_decay, help="AdamW weight decay"
+    )
+    parser.add_argument(
+        "--max-grad-norm",
+        type=float,
+        default=None,
+        help="clip gradients to this norm (default: no clipping)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=defaults.seed, help="seed of the network and the minibatches"
+    )
     parser.add_argument(
         "--reward",
         choices=REWARDS,
         default=defaults.reward,
         help="env: the logged rewards (the reference); log_error: log-scale improvement",
     )
-    parser.add_argument("--d-state", type=int, default=QMambaConfig.d_state)
+    parser.add_argument(
+        "--d-state", type=int, default=QMambaConfig.d_state, help="state size of the Mamba block"
+    )
     parser.add_argument(
         "--beta", type=float, default=QMambaConfig.beta, help="weight of the last TD term"
     )
     parser.add_argument("--lam", type=float, default=QMambaConfig.lam, help="conservative weight")
-    parser.add_argument("--gamma", type=float, default=QMambaConfig.gamma)
+    parser.add_argument(
+        "--gamma", type=float, default=QMambaConfig.gamma, help="discount of the TD targets"
+    )
     parser.add_argument(
         "--bc-weight",
         type=float,
@@ -303,7 +320,7 @@ def train_cli(env_id: str, argv: list[str]) -> int:
         "--time-limit", type=float, default=None, help="stop after this many seconds"
     )
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gymforge.commands import plain
+
 
 def add_root_option(parser: argparse.ArgumentParser) -> None:
     """``--root DIR``: the board root (default: see :mod:`gymforge.leaderboards.roots`)."""
@@ -68,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "evaluate",
         help="evaluate an agent under a task's frozen leaderboard protocol",
-        description=__doc__.splitlines()[0],
+        description=plain(__doc__.splitlines()[0]),
     )
     parser.add_argument(
         "--protocol", required=True, metavar="TASK", help="e.g. lineflow/WaitingTime"
