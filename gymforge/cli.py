@@ -102,7 +102,7 @@ def rollout(
     ``record_every`` steps, at most 500 frames).
     """
     spec = get_spec(env_id)
-    _check_agent_name(spec, agent_name)
+    check_agent_name(spec, agent_name)
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     if spec.capabilities.multi_agent:
@@ -112,7 +112,7 @@ def rollout(
     if record is not None:
         _check_record(spec, record, record_every)
     env = gym.make(env_id, **({"render_mode": "rgb_array"} if record else {}))
-    agent = _load_agent(spec, agent_name, env, batched=False)
+    agent = load_agent(spec, agent_name, env, batched=False)
     returns: list[float] = []
     lengths: list[int] = []
     frames: list[np.ndarray] = []
@@ -207,7 +207,7 @@ def batched_rollout(
         raise ValueError(
             f"{env_id} has no batched (vector) implementation; drop --num-envs/--device"
         )
-    _check_agent_name(spec, agent_name)
+    check_agent_name(spec, agent_name)
     if episodes < 1 or num_envs < 1:
         raise ValueError(f"episodes and num_envs must be >= 1, got {episodes} and {num_envs}")
     import torch
@@ -219,7 +219,7 @@ def batched_rollout(
         device=device,
         num_workers=num_workers,
     )
-    agent = _load_agent(spec, agent_name, env, batched=True)
+    agent = load_agent(spec, agent_name, env, batched=True)
     agent.reset(seed=seed)
     obs, info = env.reset(seed=seed)
     totals = np.zeros(num_envs)
@@ -251,7 +251,7 @@ def batched_rollout(
     return {**result, "num_envs": num_envs, "device": device, "num_workers": num_workers}
 
 
-def _check_agent_name(spec: EnvSpec, agent_name: str) -> None:
+def check_agent_name(spec: EnvSpec, agent_name: str) -> None:
     """A reference agent of the id or an existing saved agent (file or run folder)."""
     if agent_name in spec.agents or Path(agent_name).exists():
         return
@@ -262,7 +262,7 @@ def _check_agent_name(spec: EnvSpec, agent_name: str) -> None:
     )
 
 
-def _load_agent(spec: EnvSpec, agent_name: str, env: Any, batched: bool) -> Any:
+def load_agent(spec: EnvSpec, agent_name: str, env: Any, batched: bool) -> Any:
     """A reference agent by name, or a saved agent loaded as `gymforge evaluate` loads it."""
     if agent_name in spec.agents:
         return load_entry_point(spec.agents[agent_name])(env)

@@ -256,7 +256,9 @@ def train_cli(env_id: str, argv: list[str]) -> int:
     )
     defaults = TrainConfig()
     parser.add_argument(
-        "--dataset", required=True, help="dataset folder (gymforge dataset collect)"
+        "--dataset",
+        required=True,
+        help="dataset folder (gymforge dataset collect) or minari:NAME, a Minari dataset",
     )
     parser.add_argument(
         "--out", required=True, help="model folder to write (model.pt + config.json)"
@@ -324,7 +326,14 @@ def train_cli(env_id: str, argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
-    data = load_dataset(args.dataset)
+    if args.dataset.startswith("minari:"):
+        from gymforge.envs.metabbo.minari_import import load_minari_dataset
+
+        if args.reward != "env":
+            raise ValueError("a Minari dataset holds the logged rewards only: use --reward env")
+        data = load_minari_dataset(args.dataset)
+    else:
+        data = load_dataset(args.dataset)
     if data.metadata.get("env_id") not in (None, env_id):
         raise ValueError(
             f"dataset {args.dataset!r} was collected on {data.metadata.get('env_id')!r}, not {env_id!r}"

@@ -1,7 +1,10 @@
 """``gymforge dataset collect ID ...`` and ``gymforge dataset info PATH``.
 
 ``collect`` hands the id and the remaining options to the id's ``dataset_collector`` (see
-:class:`gymforge.spec.EnvSpec`), so each family documents and parses its own options, e.g.::
+:class:`gymforge.spec.EnvSpec`), so each family documents and parses its own options; any other
+single-agent id goes to the Minari collector (:mod:`gymforge.minari_datasets`), e.g.::
+
+    gymforge dataset collect LineFlow-WaitingTime-v0 --agent optimal --episodes 10 --minari lineflow-wt-optimal-v0
 
     gymforge dataset collect MetaBBO-v0 --agent mix --mu 0.5 --episodes 64 --out data/alg0
     gymforge dataset collect OffCMAB-Cascade-v0 --agent uniform --n 10000 --out data/cascade
@@ -25,14 +28,20 @@ def cmd_collect(args: argparse.Namespace) -> int:
         if args.id is None and not {"-h", "--help"} & set(args.options):
             raise ValueError("an id is required: gymforge dataset collect ID [options]")
         args.print_help()
-        print(f"\nids with a collector: {[s.id for s in _offline_specs()]}")
+        print(f"\nids with a family collector: {[s.id for s in _offline_specs()]}; every other")
+        print("single-agent id: --agent NAME|PATH --episodes N --minari NAME (a Minari dataset)")
         return 0
     spec = get_spec(args.id)
-    if spec.dataset_collector is None:
-        offline = [s.id for s in _offline_specs()]
-        raise ValueError(f"{args.id!r} has no offline dataset collector; ids with one: {offline}")
-    collect = load_entry_point(spec.dataset_collector)
-    return int(collect(args.id, list(args.options)))
+    if spec.dataset_collector is not None:
+        collect = load_entry_point(spec.dataset_collector)
+        return int(collect(args.id, list(args.options)))
+    if spec.capabilities.multi_agent:
+        raise ValueError(
+            f"{args.id} is a PettingZoo id; datasets are collected on single-agent ids"
+        )
+    from gymforge.minari_datasets import collect_cli
+
+    return int(collect_cli(args.id, list(args.options)))
 
 
 def cmd_info(args: argparse.Namespace) -> int:
