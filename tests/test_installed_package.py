@@ -65,6 +65,11 @@ def run(venv: Path, cwd: Path, *args: str, env: dict[str, str] | None = None) ->
     return out.stdout
 
 
+def test_installed__version_is_the_wheels(installed, wheel, tmp_path):
+    out = run(installed, tmp_path, "--version")
+    assert out.strip() == f"gymforge {wheel.name.split('-')[1]}"
+
+
 def test_installed__package_is_outside_the_checkout(installed, tmp_path):
     python = installed / "bin" / "python"
     code = (

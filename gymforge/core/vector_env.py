@@ -17,7 +17,9 @@ changes, and Gymnasium's vector conventions:
   ``_final_obs``/``_final_info`` masks), ``NEXT_STEP`` (a finished instance is reset by the
   next ``step``, which ignores its action and returns its reset observation with reward 0 and
   both flags False) or ``DISABLED`` (the caller resets finished instances with
-  ``reset(options={"reset_mask": mask})``), declared in ``metadata["autoreset_mode"]``;
+  ``reset(options={"reset_mask": mask})``; stepping a finished instance first is not refused:
+  its dynamics go on past the end), declared in ``metadata["autoreset_mode"]``. Gymnasium's
+  ``make_vec`` forwards keywords, not ``vector_kwargs``, to a vector entry point;
 - ``array_backend``: ``"torch"`` (tensors on the env's device, the default) or ``"numpy"``
   (everything returned as numpy arrays, so Gymnasium's numpy-based vector wrappers work).
 
