@@ -103,3 +103,15 @@ def test_qmamba_trains_the_same_from_a_minari_id_as_from_the_dataset_folder(
     a = torch.load(tmp_path / "a" / "model.pt", weights_only=False)
     b = torch.load(tmp_path / "b" / "model.pt", weights_only=False)
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_qmamba_fit_takes_a_minari_id(tmp_path, monkeypatch):
+    from gymforge.agents.metabbo.train import TrainConfig, fit
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    tiny = ["--max-generations", "4", "--dimension", "2", "--population-size", "6"]
+    argv = ["dataset", "collect", "MetaBBO-v0", "--agent", "random", "--n", "3", *tiny]
+    assert main([*argv, "--out", str(tmp_path / "data"), "--minari", "bbo-fit-v0"]) == 0
+    by_id = fit("minari:bbo-fit-v0", train=TrainConfig(epochs=1))
+    by_folder = fit(str(tmp_path / "data"), train=TrainConfig(epochs=1))
+    assert by_id.history == by_folder.history and len(by_id.history) == 1

@@ -1,7 +1,8 @@
 """Offline training of Q-Mamba on logged trajectories, on CPU, and its ``gymforge train`` entry.
 
 ``fit(data)`` takes trajectories as arrays (a mapping, or anything with an ``arrays`` mapping
-such as :func:`gymforge.envs.metabbo.dataset.load_dataset`'s result)::
+such as :func:`gymforge.envs.metabbo.dataset.load_dataset`'s result), or a dataset by name: a
+dataset folder or ``"minari:NAME"`` (a Minari dataset id)::
 
     observations  [N, T, obs_dim]  float
     actions       [N, T, K]        int, bins
@@ -26,6 +27,7 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -112,12 +114,22 @@ class TrainResult:
     seconds: float
 
 
+def load_named_dataset(name: str) -> Any:
+    """A dataset folder, or ``"minari:NAME"``: the Minari dataset ``NAME``."""
+    from gymforge.envs.metabbo.dataset import load_dataset
+    from gymforge.envs.metabbo.minari_import import PREFIX, load_minari_dataset
+
+    return load_minari_dataset(name) if name.startswith(PREFIX) else load_dataset(name)
+
+
 def trajectory_arrays(data: Any) -> dict[str, np.ndarray]:
     """Check and normalise trajectory arrays (see the module docstring).
 
     Raises:
         ValueError: a missing array, or shapes that do not agree, naming the array.
     """
+    if isinstance(data, (str, Path)):
+        data = load_named_dataset(str(data))
     arrays: Mapping[str, Any] = getattr(data, "arrays", data)
     for name in ("observations", "actions", "rewards"):
         if name not in arrays:
@@ -248,8 +260,6 @@ def fit(
 
 def train_cli(env_id: str, argv: list[str]) -> int:
     """``gymforge train ID --algo qmamba --dataset PATH --out DIR [options]``."""
-    from gymforge.envs.metabbo.dataset import load_dataset
-
     parser = argparse.ArgumentParser(
         prog=f"gymforge train {env_id} --algo qmamba",
         description="Train the Q-Mamba offline agent on a collected MetaBBO dataset (CPU).",
@@ -326,14 +336,9 @@ def train_cli(env_id: str, argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
-    if args.dataset.startswith("minari:"):
-        from gymforge.envs.metabbo.minari_import import load_minari_dataset
-
-        if args.reward != "env":
-            raise ValueError("a Minari dataset holds the logged rewards only: use --reward env")
-        data = load_minari_dataset(args.dataset)
-    else:
-        data = load_dataset(args.dataset)
+    if args.dataset.startswith("minari:") and args.reward != "env":
+        raise ValueError("a Minari dataset holds the logged rewards only: use --reward env")
+    data = load_named_dataset(args.dataset)
     if data.metadata.get("env_id") not in (None, env_id):
         raise ValueError(
             f"dataset {args.dataset!r} was collected on {data.metadata.get('env_id')!r}, not {env_id!r}"
