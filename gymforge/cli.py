@@ -370,7 +370,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="gymforge", description=plain(__doc__.splitlines()[0]))
     parser.add_argument(
-        "--version", action="version", version=f"gymforge {_version()}", help="print the version"
+        "--version",
+        action="version",
+        version=f"gymforge {package_version()}",
+        help="print the version",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -421,7 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _version() -> str:
+def package_version() -> str:
+    """The installed gymforge's version ("unknown" from a source tree never installed)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:

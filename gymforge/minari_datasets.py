@@ -61,7 +61,7 @@ def collect_minari(
     """Collect ``episodes`` episodes of ``agent`` on ``env_id`` as the Minari dataset
     ``dataset_id`` (see the module docstring) and return the ``minari.MinariDataset``."""
     minari = require("minari", "Minari datasets")
-    from gymforge.cli import check_agent_name, load_agent
+    from gymforge.cli import check_agent_name, load_agent, package_version
     from gymforge.registry import get_spec
 
     spec = get_spec(env_id)
@@ -87,7 +87,7 @@ def collect_minari(
             "agent": agent,
             "seeds": [seed, seed + episodes - 1],
             "mean_return": sum(returns) / len(returns),
-            "gymforge_version": _version(),
+            "gymforge_version": package_version(),
         }
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=UserWarning, module="minari")
@@ -135,12 +135,6 @@ def load_minari(dataset_id: str, root: str | Path | None = None) -> Any:
     minari = require("minari", "Minari datasets")
     with minari_root(root):
         return minari.load_dataset(dataset_id)
-
-
-def _version() -> str:
-    from gymforge.cli import _version as version
-
-    return version()
 
 
 def collect_cli(env_id: str, argv: Sequence[str]) -> int:

@@ -52,7 +52,9 @@ def test_making_the_core_envs_imports_no_optional_module():
     ],
 )
 def test_a_missing_optional_module_names_its_extra(monkeypatch, module, make):
-    monkeypatch.setitem(sys.modules, module, None)  # (import fails as if not installed)
+    for name in [m for m in sys.modules if m == module or m.startswith(f"{module}.")]:
+        monkeypatch.setitem(sys.modules, name, None)  # (imports fail as if not installed)
+    monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(ImportError, match=rf"pip install 'gymforge\[{EXTRAS[module]}\]'"):
         make()
 

@@ -181,9 +181,9 @@ def test_cli__batched_rollout_of_a_pettingzoo_id_points_to_make_parallel(capsys)
     assert "gymforge.make_parallel('MinMax-Bilinear-v0', num_envs=B" in capsys.readouterr().err
 
 
-def test_cli__dataset_collect_needs_an_id_with_a_collector(capsys):
-    assert main(["dataset", "collect", "LineFlow-v0", "--n", "3"]) == 2
-    assert "has no offline dataset collector" in capsys.readouterr().err
+def test_cli__dataset_collect_needs_a_single_agent_id(capsys):
+    assert main(["dataset", "collect", "MinMax-Bilinear-v0", "--n", "3"]) == 2
+    assert "is a PettingZoo id" in capsys.readouterr().err
 
 
 def test_cli__dataset_info_checks_the_checksum(tmp_path, capsys):
