@@ -9,45 +9,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def installed(wheel: Path, tmp_path_factory) -> Path:
-    """A fresh venv holding the wheel (with its console script); its dependencies come from the
-    test environment's site-packages, appended after the venv's own so the wheel wins. The
-    editable install there is a .pth import hook, which a plain path entry does not activate."""
-    venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--no-deps",
-            "-q",
-            str(wheel),
-        ],
-        check=True,
-    )
-    site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return venv
 
 
 def run(venv: Path, cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -82,36 +46,30 @@ def test_installed__package_is_outside_the_checkout(installed, tmp_path):
 
 
 def test_installed__evaluate_submit_render_verify_from_an_empty_folder(installed, tmp_path):
-    work = tmp_path / "work"
-    work.mkdir()
-    run(installed, work, "evaluate", "--protocol", "lineflow/WaitingTime", "--agent", "optimal",
-        "--out", "r.json", "--quiet")  # fmt: skip
-    results = json.loads((work / "r.json").read_text())
+    run(installed, tmp_path, "evaluate", "--protocol", "lineflow/WaitingTime", "--agent",
+        "optimal", "--out", "r.json", "--quiet")  # fmt: skip
+    results = json.loads((tmp_path / "r.json").read_text())
     assert results["task"] == "lineflow/WaitingTime" and results["aggregate"]["n"] == 20
     assert 150 < results["aggregate"]["mean"] < 165  # the optimal controller's return
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # (nothing else written)
 
-    board = tmp_path / "boards"
-    meta = work / "meta.json"
+    meta = tmp_path / "meta.json"
     meta.write_text(json.dumps({"name": "Optimal", "authors": ["me"], "method": "closed form"}))
-    env = {"GYMFORGE_LEADERBOARDS": str(board)}
-    run(installed, work, "submit", "--protocol", "lineflow/WaitingTime", "--agent", "optimal",
-        "--meta", str(meta), "--quiet", env=env)  # fmt: skip
+    # submit to the default root, ./leaderboards; render and verify it named by the variable
+    run(installed, tmp_path, "submit", "--protocol", "WaitingTime", "--agent", "optimal",
+        "--meta", "meta.json", "--quiet")  # fmt: skip
+    board = tmp_path / "leaderboards"
     (submission,) = (board / "lineflow" / "WaitingTime" / "submissions").iterdir()
     assert (submission / "results.json").is_file()
     assert not (board / "protocols").exists()  # the packaged protocols served the board
-    run(installed, work, "leaderboard", "render", env=env)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {"GYMFORGE_LEADERBOARDS": str(board)}
+    run(installed, elsewhere, "leaderboard", "render", env=env)
     assert "Optimal" in (board / "lineflow" / "WaitingTime" / "LEADERBOARD.md").read_text()
-    report = run(installed, work, "leaderboard", "verify", env=env)
+    report = run(installed, elsewhere, "leaderboard", "verify", env=env)
     assert "0 problem(s)" in report
-    assert sorted(p.name for p in work.iterdir()) == ["meta.json", "r.json"]
-
-
-def test_installed__default_root_is_the_working_folder(installed, tmp_path):
-    meta = tmp_path / "meta.json"
-    meta.write_text(json.dumps({"name": "Optimal", "authors": ["me"], "method": "closed form"}))
-    run(installed, tmp_path, "submit", "--protocol", "WaitingTime", "--agent", "optimal",
-        "--meta", "meta.json", "--quiet")  # fmt: skip
-    assert list((tmp_path / "leaderboards" / "lineflow" / "WaitingTime" / "submissions").iterdir())
+    assert not list(elsewhere.iterdir())
 
 
 def test_installed__stored_models_ship_and_act(installed, tmp_path):
