@@ -108,3 +108,17 @@ def test_bad_vector_options_are_refused_by_name():
         gym.make_vec(**make, num_workers=2, autoreset_mode="next_step")
     venv = gym.make_vec(**make, autoreset_mode="next_step")
     assert venv.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+
+
+def test_a_batch_over_worker_processes_takes_the_numpy_backend():
+    make = dict(id="Probe-Match-v0", num_envs=4, vectorization_mode="vector_entry_point")
+    sharded = gym.make_vec(**make, num_workers=2, array_backend="numpy")
+    plain = gym.make_vec(**make, array_backend="numpy")
+    try:
+        assert np.array_equal(sharded.reset(seed=2)[0], plain.reset(seed=2)[0])
+        for action in sample_actions(gym.make("Probe-Match-v0").action_space, 4, 5):
+            a, b = sharded.step(action), plain.step(action)
+            for x, y in zip(a[:4], b[:4], strict=True):
+                assert isinstance(x, np.ndarray) and np.array_equal(x, y)
+    finally:
+        sharded.close()
