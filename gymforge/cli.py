@@ -27,7 +27,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymforge.registry import EnvSpec, all_specs, get_spec, load_entry_point
+from gymforge.registry import EnvSpec, all_specs, did_you_mean, get_spec, load_entry_point
 
 
 def _spec_summary(spec: EnvSpec) -> dict[str, Any]:
@@ -103,7 +103,7 @@ def rollout(
     ``record_every`` steps, at most 500 frames).
     """
     spec = get_spec(env_id)
-    _check_agent_name(spec, agent_name)
+    check_agent_name(spec, agent_name)
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     if spec.capabilities.multi_agent:
@@ -113,7 +113,7 @@ def rollout(
     if record is not None:
         _check_record(spec, record, record_every)
     env = gym.make(env_id, **({"render_mode": "rgb_array"} if record else {}))
-    agent = _load_agent(spec, agent_name, env, batched=False)
+    agent = load_agent(spec, agent_name, env, batched=False)
     returns: list[float] = []
     lengths: list[int] = []
     frames: list[np.ndarray] = []
@@ -208,7 +208,7 @@ def batched_rollout(
         raise ValueError(
             f"{env_id} has no batched (vector) implementation; drop --num-envs/--device"
         )
-    _check_agent_name(spec, agent_name)
+    check_agent_name(spec, agent_name)
     for name, value in (("--episodes", episodes), ("--num-envs", num_envs)):
         if value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value}")
@@ -223,7 +223,7 @@ def batched_rollout(
         device=device,
         num_workers=num_workers,
     )
-    agent = _load_agent(spec, agent_name, env, batched=True)
+    agent = load_agent(spec, agent_name, env, batched=True)
     agent.reset(seed=seed)
     obs, info = env.reset(seed=seed)
     totals = np.zeros(num_envs)
@@ -255,17 +255,18 @@ def batched_rollout(
     return {**result, "num_envs": num_envs, "device": device, "num_workers": num_workers}
 
 
-def _check_agent_name(spec: EnvSpec, agent_name: str) -> None:
+def check_agent_name(spec: EnvSpec, agent_name: str) -> None:
     """A reference agent of the id or an existing saved agent (file or run folder)."""
     if agent_name in spec.agents or Path(agent_name).exists():
         return
+    hint = did_you_mean(agent_name, sorted(spec.agents))
     raise ValueError(
         f"agent must be one of {sorted(spec.agents)} for {spec.id}, or a saved agent (a "
-        f"`gymforge train` run folder, model.zip or policy.pt), got {agent_name!r}"
+        f"gymforge train run folder, model.zip or policy.pt), got {agent_name!r}{hint}"
     )
 
 
-def _load_agent(spec: EnvSpec, agent_name: str, env: Any, batched: bool) -> Any:
+def load_agent(spec: EnvSpec, agent_name: str, env: Any, batched: bool) -> Any:
     """A reference agent by name, or a saved agent loaded as `gymforge evaluate` loads it."""
     if agent_name in spec.agents:
         return load_entry_point(spec.agents[agent_name])(env)
@@ -372,7 +373,15 @@ def cmd_rollout(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gymforge", description=__doc__.splitlines()[0])
+    from gymforge.commands import plain
+
+    parser = argparse.ArgumentParser(prog="gymforge", description=plain(__doc__.splitlines()[0]))
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"gymforge {package_version()}",
+        help="print the version",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_list = sub.add_parser("list", help="list every registered id")
@@ -380,16 +389,23 @@ def build_parser() -> argparse.ArgumentParser:
     p_list.set_defaults(func=cmd_list)
 
     p_info = sub.add_parser("info", help="describe one id: spaces, capabilities, docs")
-    p_info.add_argument("id")
-    p_info.add_argument("--json", action="store_true")
+    p_info.add_argument("id", help="a registered id (see gymforge list)")
+    p_info.add_argument("--json", action="store_true", help="machine-readable output")
     p_info.set_defaults(func=cmd_info)
 
-    p_roll = sub.add_parser("rollout", help="run a reference agent for some episodes")
-    p_roll.add_argument("id")
-    p_roll.add_argument("--agent", default="random", help="agent name (see `gymforge info ID`)")
-    p_roll.add_argument("--episodes", type=int, default=1)
-    p_roll.add_argument("--seed", type=int, default=0)
-    p_roll.add_argument("--json", action="store_true")
+    p_roll = sub.add_parser("rollout", help="run a reference or saved agent for some episodes")
+    p_roll.add_argument("id", help="a registered id (see gymforge list)")
+    p_roll.add_argument(
+        "--agent",
+        default="random",
+        help="a reference agent of the id (see gymforge info ID) or a saved agent: a model.zip, "
+        "policy.pt or gymforge train run folder, as gymforge evaluate takes (default random)",
+    )
+    p_roll.add_argument("--episodes", type=int, default=1, help="episodes to run (default 1)")
+    p_roll.add_argument(
+        "--seed", type=int, default=0, help="episode k uses seed SEED + k (default 0)"
+    )
+    p_roll.add_argument("--json", action="store_true", help="machine-readable output")
     p_roll.add_argument(
         "--record",
         metavar="FILE",
@@ -413,6 +429,16 @@ def build_parser() -> argparse.ArgumentParser:
     for info in pkgutil.iter_modules(gymforge.commands.__path__):
         importlib.import_module(f"gymforge.commands.{info.name}").register(sub)
     return parser
+
+
+def package_version() -> str:
+    """The installed gymforge's version ("unknown" from a source tree never installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gymforge")
+    except PackageNotFoundError:  # (imported from a source tree without an install)
+        return "unknown"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,6 +25,8 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
+from gymforge.core.extras import require
+
 ENV_ID = "LineFlow-v0"
 #: held-out test seeds 2**62 + 1000 + k; validation (checkpoint choice) uses 2**62 + k
 TEST_SEED_BASE = 2**62 + 1000
@@ -142,7 +144,7 @@ def recorded_speeds() -> dict[str, float]:
 
 
 def plot(results: dict[str, dict[str, Any]], curve: list[tuple[int, float]], path: Path) -> None:
-    import matplotlib
+    matplotlib = require("matplotlib", "the demo's figure")
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -8,6 +8,7 @@ hand-written list of ids.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from typing import Any
@@ -53,11 +54,31 @@ def all_specs() -> tuple[EnvSpec, ...]:
 
 
 def get_spec(env_id: str) -> EnvSpec:
-    """The spec of ``env_id``; unknown ids raise ``ValueError`` listing the registered ones."""
+    """The spec of ``env_id``; unknown ids raise ``ValueError`` with the closest registered ids
+    ("did you mean") and then all of them."""
     for spec in SPECS:
         if spec.id == env_id:
             return spec
-    raise ValueError(f"unknown env id {env_id!r}; registered: {[s.id for s in SPECS]}")
+    known = [s.id for s in SPECS]
+    raise ValueError(f"unknown env id {env_id!r}{did_you_mean(env_id, known)}; registered: {known}")
+
+
+def did_you_mean(name: str, choices: list[str]) -> str:
+    """``"; did you mean 'X'?"`` for the choices closest to ``name`` (case-insensitive), or ``""``."""
+    lowered = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(lowered[c]) for c in close) + "?"
+
+
+def pettingzoo_hint(env_id: str, **_: Any) -> Any:
+    """The Gymnasium entry point of a multi-agent id: it cannot be a ``gym.Env``, so making it
+    raises an error that points at :func:`make_parallel`."""
+    raise gym.error.Error(
+        f"{env_id} is a multi-agent PettingZoo env, not a Gymnasium one: use "
+        f"gymforge.make_parallel({env_id!r}) (or num_envs=B for the batched view)"
+    )
 
 
 def load_entry_point(entry_point: str) -> Any:
@@ -69,9 +90,18 @@ def load_entry_point(entry_point: str) -> Any:
 
 
 def register_all() -> None:
-    """Register every single-agent id with Gymnasium (idempotent)."""
+    """Register every single-agent id with Gymnasium (idempotent); a multi-agent id is registered
+    with an entry point that says to use :func:`make_parallel` instead."""
     for spec in SPECS:
-        if spec.capabilities.multi_agent or spec.id in gym.registry:
+        if spec.id in gym.registry:
+            continue
+        if spec.capabilities.multi_agent:
+            gym.register(
+                id=spec.id,
+                entry_point="gymforge.registry:pettingzoo_hint",
+                kwargs={"env_id": spec.id},
+                disable_env_checker=True,
+            )
             continue
         gym.register(
             id=spec.id,

@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.leaderboards.files import read_json, sha256_file
+from gymforge.leaderboards.roots import protocols_dir
 
 SCHEMA = "gymforge.protocol/1"
-PROTOCOLS_DIR = "protocols"
 _TASK_RE = re.compile(r"^[a-z0-9_]+/[A-Za-z0-9_]+$")
 _ID_VERSION_RE = re.compile(r"-v(\d+)$")
 _KEYS = {
@@ -279,8 +279,8 @@ def check_protocol_data(data: Any, path: Path, task: str) -> None:
 
 
 def protocol_path(root: Path, task: str) -> Path:
-    """Where the protocol of ``task`` lives under the board root."""
-    return Path(root) / PROTOCOLS_DIR / f"{task}.json"
+    """Where the protocol of ``task`` lives for the board root (its own or the packaged one)."""
+    return protocols_dir(root) / f"{task}.json"
 
 
 def load_protocol(root: Path, task: str) -> Protocol:
@@ -295,7 +295,7 @@ def load_protocol(root: Path, task: str) -> Protocol:
 
 def list_tasks(root: Path) -> list[str]:
     """Every task with a protocol file under ``root``, sorted (the folder is the list)."""
-    base = Path(root) / PROTOCOLS_DIR
+    base = protocols_dir(root)
     tasks = [
         f"{p.parent.name}/{p.stem}" for p in base.glob("*/*.json") if not p.name.startswith(".")
     ]

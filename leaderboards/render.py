@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from gymforge.core.extras import require
 from gymforge.leaderboards.board import Board, Row, load_boards
 from gymforge.leaderboards.discrimination import exemption_note
 from gymforge.leaderboards.files import write_bytes_atomic
@@ -303,6 +304,7 @@ def render_overview(boards: list[Board]) -> bytes:
 
 def render_plot(board: Board) -> bytes:
     """Each row's mean with its 95% CI (points, best on top), random and reference marked."""
+    require("matplotlib", "the leaderboard plots")
     from matplotlib import rcParams
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
@@ -354,6 +356,7 @@ class rc_context:  # noqa: N801 - used like matplotlib's rc_context
 
 def render_curves(board: Board) -> bytes | None:
     """Learning curves (training-time evaluations) of the rows whose models brought them."""
+    require("matplotlib", "the leaderboard plots")
     from matplotlib import rcParams
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import subprocess
-import sys
-import sysconfig
 import tomllib
 import zipfile
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -30,28 +26,6 @@ def test_packaging__every_source_package_is_listed_in_pyproject():
     assert source_packages() <= set(PYPROJECT["tool"]["setuptools"]["packages"])
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(out),
-            str(ROOT),
-        ],
-        check=True,
-    )
-    (path,) = out.glob("gymforge-*.whl")
-    return path
-
-
 def test_packaging__wheel_holds_only_the_gymforge_package(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top_level = {n.split("/")[0] for n in names if not n.startswith("gymforge-")}
@@ -60,36 +34,9 @@ def test_packaging__wheel_holds_only_the_gymforge_package(wheel):
         assert "/".join(package.split(".")) + "/__init__.py" in names
 
 
-def test_packaging__wheel_in_a_fresh_venv_makes_lineflow(wheel, tmp_path):
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
-    # Install the wheel alone into the fresh venv; its dependencies come from the test
-    # environment's site-packages (appended after the venv's own, so the wheel wins). The
-    # editable install there is a .pth import hook, which a plain path entry does not activate.
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--no-deps",
-            "-q",
-            "--target",
-            str(site),
-            str(wheel),
-        ],
-        check=True,
-    )
-    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+def test_packaging__wheel_in_a_fresh_venv_makes_lineflow(installed, tmp_path):
+    """(``installed``: a fresh venv holding the session's wheel, see ``tests/conftest.py``.)"""
+    python = installed / "bin" / "python"
     code = (
         "import gymnasium as gym, importlib, pkgutil\n"
         "env = gym.make('gymforge:LineFlow-v0'); env.reset(seed=0); env.step(env.action_space.sample())\n"
@@ -102,4 +49,4 @@ def test_packaging__wheel_in_a_fresh_venv_makes_lineflow(wheel, tmp_path):
     )
     out = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().startswith(str(site))
+    assert out.stdout.strip().startswith(str(installed))

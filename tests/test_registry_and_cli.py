@@ -23,7 +23,10 @@ def test_registry__gymforge_prefix_works_without_a_prior_import():
 
 @pytest.mark.parametrize("spec", all_specs(), ids=[s.id for s in all_specs()])
 def test_registry__every_row_is_registered_and_its_entry_points_load(spec):
-    assert (spec.id in gym.registry) != spec.capabilities.multi_agent
+    assert spec.id in gym.registry
+    if spec.capabilities.multi_agent:  # (registered only to point at make_parallel)
+        with pytest.raises(gym.error.Error, match=r"gymforge\.make_parallel"):
+            gym.make(spec.id)
     entries = (
         spec.entry_point,
         spec.vector_entry_point,
@@ -178,9 +181,9 @@ def test_cli__batched_rollout_of_a_pettingzoo_id_points_to_make_parallel(capsys)
     assert "gymforge.make_parallel('MinMax-Bilinear-v0', num_envs=B" in capsys.readouterr().err
 
 
-def test_cli__dataset_collect_needs_an_id_with_a_collector(capsys):
-    assert main(["dataset", "collect", "LineFlow-v0", "--n", "3"]) == 2
-    assert "has no offline dataset collector" in capsys.readouterr().err
+def test_cli__dataset_collect_needs_a_single_agent_id(capsys):
+    assert main(["dataset", "collect", "MinMax-Bilinear-v0", "--n", "3"]) == 2
+    assert "is a PettingZoo id" in capsys.readouterr().err
 
 
 def test_cli__dataset_info_checks_the_checksum(tmp_path, capsys):

@@ -1,7 +1,8 @@
 """Offline training of Q-Mamba on logged trajectories, on CPU, and its ``gymforge train`` entry.
 
 ``fit(data)`` takes trajectories as arrays (a mapping, or anything with an ``arrays`` mapping
-such as :func:`gymforge.envs.metabbo.dataset.load_dataset`'s result)::
+such as :func:`gymforge.envs.metabbo.dataset.load_dataset`'s result), or a dataset by name: a
+dataset folder or ``"minari:NAME"`` (a Minari dataset id)::
 
     observations  [N, T, obs_dim]  float
     actions       [N, T, K]        int, bins
@@ -26,6 +27,7 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -112,12 +114,22 @@ class TrainResult:
     seconds: float
 
 
+def load_named_dataset(name: str) -> Any:
+    """A dataset folder, or ``"minari:NAME"``: the Minari dataset ``NAME``."""
+    from gymforge.envs.metabbo.dataset import load_dataset
+    from gymforge.envs.metabbo.minari_import import PREFIX, load_minari_dataset
+
+    return load_minari_dataset(name) if name.startswith(PREFIX) else load_dataset(name)
+
+
 def trajectory_arrays(data: Any) -> dict[str, np.ndarray]:
     """Check and normalise trajectory arrays (see the module docstring).
 
     Raises:
         ValueError: a missing array, or shapes that do not agree, naming the array.
     """
+    if isinstance(data, (str, Path)):
+        data = load_named_dataset(str(data))
     arrays: Mapping[str, Any] = getattr(data, "arrays", data)
     for name in ("observations", "actions", "rewards"):
         if name not in arrays:
@@ -248,37 +260,54 @@ def fit(
 
 def train_cli(env_id: str, argv: list[str]) -> int:
     """``gymforge train ID --algo qmamba --dataset PATH --out DIR [options]``."""
-    from gymforge.envs.metabbo.dataset import load_dataset
-
     parser = argparse.ArgumentParser(
         prog=f"gymforge train {env_id} --algo qmamba",
         description="Train the Q-Mamba offline agent on a collected MetaBBO dataset (CPU).",
     )
     defaults = TrainConfig()
     parser.add_argument(
-        "--dataset", required=True, help="dataset folder (gymforge dataset collect)"
+        "--dataset",
+        required=True,
+        help="dataset folder (gymforge dataset collect) or minari:NAME, a Minari dataset",
     )
     parser.add_argument(
         "--out", required=True, help="model folder to write (model.pt + config.json)"
     )
-    parser.add_argument("--epochs", type=int, default=defaults.epochs)
-    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
-    parser.add_argument("--lr", type=float, default=defaults.lr)
-    parser.add_argument("--weight-decay", type=float, default=defaults.weight_decay)
-    parser.add_argument("--max-grad-norm", type=float, default=None)
-    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--epochs", type=int, default=defaults.epochs, help="passes over the dataset"
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=defaults.batch_size, help="trajectories per minibatch"
+    )
+    parser.add_argument("--lr", type=float, default=defaults.lr, help="learning rate")
+    parser.add_argument(
+        "--weight-decay", type=float, default=defaults.weight_decay, help="AdamW weight decay"
+    )
+    parser.add_argument(
+        "--max-grad-norm",
+        type=float,
+        default=None,
+        help="clip gradients to this norm (default: no clipping)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=defaults.seed, help="seed of the network and the minibatches"
+    )
     parser.add_argument(
         "--reward",
         choices=REWARDS,
         default=defaults.reward,
         help="env: the logged rewards (the reference); log_error: log-scale improvement",
     )
-    parser.add_argument("--d-state", type=int, default=QMambaConfig.d_state)
+    parser.add_argument(
+        "--d-state", type=int, default=QMambaConfig.d_state, help="state size of the Mamba block"
+    )
     parser.add_argument(
         "--beta", type=float, default=QMambaConfig.beta, help="weight of the last TD term"
     )
     parser.add_argument("--lam", type=float, default=QMambaConfig.lam, help="conservative weight")
-    parser.add_argument("--gamma", type=float, default=QMambaConfig.gamma)
+    parser.add_argument(
+        "--gamma", type=float, default=QMambaConfig.gamma, help="discount of the TD targets"
+    )
     parser.add_argument(
         "--bc-weight",
         type=float,
@@ -303,11 +332,13 @@ def train_cli(env_id: str, argv: list[str]) -> int:
         "--time-limit", type=float, default=None, help="stop after this many seconds"
     )
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
-    data = load_dataset(args.dataset)
+    if args.dataset.startswith("minari:") and args.reward != "env":
+        raise ValueError("a Minari dataset holds the logged rewards only: use --reward env")
+    data = load_named_dataset(args.dataset)
     if data.metadata.get("env_id") not in (None, env_id):
         raise ValueError(
             f"dataset {args.dataset!r} was collected on {data.metadata.get('env_id')!r}, not {env_id!r}"

@@ -20,6 +20,7 @@ from gymforge.agents.minmax.spectral import (
     stability_map,
     thm46_step_bound,
 )
+from gymforge.core.extras import require
 from gymforge.envs.minmax.games import Game, LinearGame
 
 ORDERS = ("simultaneous", "alternating")
@@ -35,7 +36,7 @@ def _check_png(out: str | Path) -> Path:
 
 
 def _save(fig: Any, path: Path) -> Path:
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot", "min-max plots")
 
     fd, tmp = tempfile.mkstemp(suffix=".png", dir=path.parent, prefix=f".{path.name}.")
     os.close(fd)
@@ -53,7 +54,7 @@ def _save(fig: Any, path: Path) -> Path:
 
 
 def _figure(ncols: int) -> tuple[Any, Any]:
-    import matplotlib
+    matplotlib = require("matplotlib", "min-max plots")
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

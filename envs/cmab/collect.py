@@ -161,8 +161,16 @@ def _parser(env_id: str) -> argparse.ArgumentParser:
         ),
     )
     policies = sorted({name for names in POLICIES.values() for name in names})
-    parser.add_argument("--logging", required=True, help=f"logging policy: one of {policies}")
-    parser.add_argument("--n", type=int, required=True, help="number of logged plays")
+    parser.add_argument(
+        "--agent",
+        "--logging",
+        dest="logging",
+        required=True,
+        help=f"logging policy: one of {policies} (--logging is the older name)",
+    )
+    parser.add_argument(
+        "--n", "--plays", dest="n", type=int, required=True, help="number of logged plays"
+    )
     parser.add_argument("--out", required=True, help="dataset folder to write")
     parser.add_argument("--seed", type=int, default=0, help="instance seed (default 0)")
     parser.add_argument(

@@ -21,16 +21,19 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 import torch
 
+from gymforge.core.extras import require
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.cmab.loaders import read_edge_list
 from gymforge.envs.cmab.problem import Feedback, Params, Problem, check_int, check_unit_range
 from gymforge.envs.cmab.super_arms import ids_to_mask
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 GRAPHS = ("gnp", "barabasi_albert", "watts_strogatz", "edge_list")
 
@@ -46,7 +49,7 @@ def make_graph(
     ``"watts_strogatz"`` (ring of ``graph_param`` neighbours, default 4, rewiring 0.1); undirected
     generators give both directions of every edge.
     """
-    if isinstance(graph, nx.Graph):
+    if type(graph).__module__.startswith("networkx"):
         directed = graph if graph.is_directed() else graph.to_directed()
         order = {node: i for i, node in enumerate(sorted(directed.nodes))}
         edges = np.array([(order[u], order[v]) for u, v in directed.edges], dtype=np.int64)
@@ -62,6 +65,7 @@ def make_graph(
     if graph == "edge_list":
         raise ValueError("graph='edge_list' needs edge_list=<path>")
     n_nodes = check_int("n_nodes", n_nodes, 2)
+    nx = require("networkx", f"the {graph!r} graph of OffCMAB-InfluenceMax")
     if graph == "gnp":
         g = nx.gnp_random_graph(n_nodes, graph_param or 0.1, seed=graph_seed, directed=True)
     elif graph == "barabasi_albert":

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gymforge.core.extras import require
 from gymforge.envs.lineflow.features import TIMED_STATIONS, action_slots
 from gymforge.envs.lineflow.sim_stations import MODES
 from gymforge.envs.lineflow.spec import LineSpec, MagazineSpec
@@ -96,7 +97,7 @@ class StateHistory:
 
     def to_frame(self) -> pd.DataFrame:
         """The recorded rows as a DataFrame, with categories as labelled ``Categorical`` columns."""
-        import pandas as pd
+        pd = require("pandas", "LineFlow's state history as a DataFrame")
 
         frame = pd.DataFrame(self.values, columns=self.columns)
         for count in ("n_parts", "n_scrap_parts"):
@@ -109,7 +110,7 @@ class StateHistory:
 
 
 def _categorical(codes: Any, labels: tuple[str, ...]) -> Any:
-    import pandas as pd
+    pd = require("pandas", "LineFlow's state history as a DataFrame")
 
     values = codes.to_numpy()
     known = ~np.isnan(values)

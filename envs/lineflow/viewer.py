@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from gymforge.core.extras import require
+
 NON_INTERACTIVE_BACKENDS = frozenset({"agg", "pdf", "ps", "svg", "cairo", "pgf", "template"})
 
 
@@ -50,7 +52,7 @@ class HumanViewer:
 
     def _open(self, frame: np.ndarray) -> bool:
         if has_display():
-            import matplotlib
+            matplotlib = require("matplotlib", "render_mode='human'")
             import matplotlib.pyplot as plt
 
             if matplotlib.get_backend().lower() not in NON_INTERACTIVE_BACKENDS:

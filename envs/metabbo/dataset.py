@@ -518,9 +518,19 @@ def collect_cli(env_id: str, argv: Sequence[str]) -> int:
         "dataset.",
     )
     parser.add_argument(
+        "--agent",
         "--behavior",
-        required=True,
-        help=f"'mix' or a behaviour policy: one of {sorted(BEHAVIORS)} (those installed)",
+        dest="behavior",
+        default=None,
+        help=f"'mix' or a behaviour policy: one of {sorted(BEHAVIORS)} (those installed; "
+        "--behavior is the older name)",
+    )
+    parser.add_argument(
+        "--mix",
+        type=float,
+        default=None,
+        metavar="MU",
+        help="shorthand of --agent mix --mu MU",
     )
     parser.add_argument(
         "--mu",
@@ -532,19 +542,45 @@ def collect_cli(env_id: str, argv: Sequence[str]) -> int:
     parser.add_argument(
         "--expert", default=None, help=f"expert of the mix (default: first of {EXPERT_PREFERENCE})"
     )
-    parser.add_argument("--episodes", type=int, required=True, help="number of episodes")
+    parser.add_argument(
+        "--episodes", "--n", dest="episodes", type=int, required=True, help="number of episodes"
+    )
     parser.add_argument("--out", required=True, help="dataset folder to write")
     parser.add_argument("--seed", type=int, default=0, help="episode i uses instance seed SEED + i")
     parser.add_argument("--preset", default=None, help="optimizer preset (default: the id's)")
     parser.add_argument(
         "--split", default=None, help="easy | difficult | all | comma-separated function ids"
     )
-    parser.add_argument("--subset", default=None, choices=("train", "test"))
-    parser.add_argument("--dimension", type=int, default=None)
-    parser.add_argument("--population-size", type=int, default=None)
-    parser.add_argument("--max-generations", type=int, default=None)
-    parser.add_argument("--instance-mode", default=None, choices=("random", "coco"))
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--subset",
+        default=None,
+        choices=("train", "test"),
+        help="problem instances of the train or test split (default: the id's)",
+    )
+    parser.add_argument(
+        "--dimension", type=int, default=None, help="problem dimension (default: the id's)"
+    )
+    parser.add_argument(
+        "--population-size",
+        type=int,
+        default=None,
+        help="optimizer population size (default: the id's)",
+    )
+    parser.add_argument(
+        "--max-generations",
+        type=int,
+        default=None,
+        help="generations per episode (default: the id's)",
+    )
+    parser.add_argument(
+        "--instance-mode",
+        default=None,
+        choices=("random", "coco"),
+        help="how problem instances are drawn (default: the id's)",
+    )
+    parser.add_argument(
+        "--device", default="cpu", help="torch device of the batched env (default cpu)"
+    )
     parser.add_argument(
         "--batch-size", type=int, default=None, help="instances per batch (default: all)"
     )
@@ -555,6 +591,12 @@ def collect_cli(env_id: str, argv: Sequence[str]) -> int:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     args = parser.parse_args(list(argv))
+    if args.mix is not None:
+        if args.behavior not in (None, "mix") or args.mu is not None:
+            raise ValueError("--mix MU is --agent mix --mu MU; drop --agent/--mu")
+        args.behavior, args.mu = "mix", args.mix
+    if args.behavior is None:
+        raise ValueError("--agent (a behaviour policy or 'mix') or --mix MU is required")
 
     import torch
 

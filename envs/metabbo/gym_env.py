@@ -126,8 +126,12 @@ class MetaBBOVecEnv(TorchVectorEnv):
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[torch.Tensor, dict[str, Any]]:
-        """Reset every instance; ``options`` may pin ``function_ids`` and ``instance_ids``."""
-        self._pinned = self._parse_options(options)
+        """Reset every instance; ``options`` may pin ``function_ids`` and ``instance_ids`` (and
+        hold Gymnasium's ``reset_mask``)."""
+        own = options
+        if isinstance(options, dict) and "reset_mask" in options:
+            own = {key: value for key, value in options.items() if key != "reset_mask"}
+        self._pinned = self._parse_options(own)
         try:
             obs, info = super().reset(seed=seed, options=options)
         finally:

@@ -7,3 +7,8 @@ reject unknown options. :func:`gymforge.cli.build_parser` discovers the modules,
 new command is one new file. Modules import their heavy dependencies inside the command
 functions, so ``gymforge list`` stays fast.
 """
+
+
+def plain(text: str) -> str:
+    """``text`` without the docstrings' inline-code markup, for help and descriptions."""
+    return text.replace("``", "").replace("`", "")

@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from gymforge.commands import plain
+
 NORMS = ("none", "batchnorm", "mdn", "pmdn", "rmdn")
 STRATEGIES = ("naive", "ewc", "replay")
 ARCHS = ("cnn", "vit")
@@ -122,28 +124,89 @@ def register(sub: argparse._SubParsersAction) -> None:
     run = commands.add_parser(
         "continual",
         help="train stage by stage on the synthetic stream, test on every stage",
-        description=__doc__.splitlines()[0],
+        description=plain(__doc__.splitlines()[0]),
     )
-    run.add_argument("--norm", choices=NORMS, default="rmdn")
-    run.add_argument("--strategy", choices=STRATEGIES, default="naive")
-    run.add_argument("--arch", choices=ARCHS, default="cnn")
-    run.add_argument("--channels", type=_positive_int, nargs=2, default=[4, 8])
-    run.add_argument("--hidden", type=_positive_int, default=32)
-    run.add_argument("--schedule", choices=SCHEDULES, default="paper")
-    run.add_argument("--stages", type=_positive_int, default=5)
-    run.add_argument("--shift-low", type=float, default=0.0)
-    run.add_argument("--shift-high", type=float, default=0.5)
-    run.add_argument("--period", type=int, default=4)
-    run.add_argument("--samples-per-group", type=_positive_int, default=128)
-    run.add_argument("--batch-size", type=_positive_int, default=32)
-    run.add_argument("--epochs", type=_positive_int, default=6)
-    run.add_argument("--lr", type=float, default=1e-3)
-    run.add_argument("--step-size", type=_positive_int, default=2)
-    run.add_argument("--gamma", type=float, default=0.5)
-    run.add_argument("--forgetting-factor", type=float, default=0.999)
-    run.add_argument("--reg", type=float, default=1e-2)
-    run.add_argument("--ewc-lambda", type=float, default=100.0)
-    run.add_argument("--seed", type=int, default=1)
-    run.add_argument("--threads", type=_positive_int, default=1)
+    run.add_argument(
+        "--norm",
+        choices=NORMS,
+        default="rmdn",
+        help="normalisation layer of the learner (default rmdn)",
+    )
+    run.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="naive",
+        help="continual-learning strategy (default naive)",
+    )
+    run.add_argument(
+        "--arch", choices=ARCHS, default="cnn", help="network: a small CNN or ViT (default cnn)"
+    )
+    run.add_argument(
+        "--channels",
+        type=_positive_int,
+        nargs=2,
+        default=[4, 8],
+        help="CNN channels of its two conv layers (default 4 8)",
+    )
+    run.add_argument(
+        "--hidden", type=_positive_int, default=32, help="width of the hidden layer (default 32)"
+    )
+    run.add_argument(
+        "--schedule",
+        choices=SCHEDULES,
+        default="paper",
+        help="how the confounder shift moves stage by stage (default paper)",
+    )
+    run.add_argument("--stages", type=_positive_int, default=5, help="number of stages (default 5)")
+    run.add_argument(
+        "--shift-low", type=float, default=0.0, help="smallest shift of the schedule (default 0.0)"
+    )
+    run.add_argument(
+        "--shift-high", type=float, default=0.5, help="largest shift of the schedule (default 0.5)"
+    )
+    run.add_argument(
+        "--period", type=int, default=4, help="stages per cycle of the cyclic schedule (default 4)"
+    )
+    run.add_argument(
+        "--samples-per-group",
+        type=_positive_int,
+        default=128,
+        help="images per (label, confounder) group and stage (default 128)",
+    )
+    run.add_argument(
+        "--batch-size", type=_positive_int, default=32, help="training batch size (default 32)"
+    )
+    run.add_argument("--epochs", type=_positive_int, default=6, help="epochs per stage (default 6)")
+    run.add_argument("--lr", type=float, default=1e-3, help="learning rate (default 1e-3)")
+    run.add_argument(
+        "--step-size",
+        type=_positive_int,
+        default=2,
+        help="epochs between learning-rate decays (default 2)",
+    )
+    run.add_argument(
+        "--gamma", type=float, default=0.5, help="learning-rate decay factor (default 0.5)"
+    )
+    run.add_argument(
+        "--forgetting-factor",
+        type=float,
+        default=0.999,
+        help="R-MDN's forgetting factor (default 0.999)",
+    )
+    run.add_argument(
+        "--reg",
+        type=float,
+        default=1e-2,
+        help="R-MDN's regularisation of its inverse (default 1e-2)",
+    )
+    run.add_argument(
+        "--ewc-lambda", type=float, default=100.0, help="EWC penalty weight (default 100)"
+    )
+    run.add_argument(
+        "--seed", type=int, default=1, help="seed of the stream and the network (default 1)"
+    )
+    run.add_argument(
+        "--threads", type=_positive_int, default=1, help="torch CPU threads (default 1)"
+    )
     run.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     run.set_defaults(func=cmd_continual)

@@ -10,23 +10,30 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gymforge.commands import plain
+
 
 def add_root_option(parser: argparse.ArgumentParser) -> None:
-    """``--root DIR``: the board root (default: the ``leaderboards/`` folder of the checkout)."""
+    """``--root DIR``: the board root (default: see :mod:`gymforge.leaderboards.roots`)."""
     parser.add_argument(
         "--root",
         type=Path,
         default=None,
-        help="board root with protocols/ and the boards (default: gymforge's leaderboards/)",
+        help=(
+            "board root for submissions and renders (default: $GYMFORGE_LEADERBOARDS, else the "
+            "source checkout's leaderboards/, else ./leaderboards); protocols come from its "
+            "protocols/ folder or, without one, from the installed package"
+        ),
     )
 
 
 def board_root(args: argparse.Namespace) -> Path:
-    from gymforge.leaderboards import DEFAULT_ROOT
+    """The board root of a command: ``--root`` or the default root."""
+    from gymforge.leaderboards.roots import default_root
 
-    root = args.root or DEFAULT_ROOT
-    if not (root / "protocols").is_dir():
-        raise ValueError(f"--root {root} has no protocols/ folder")
+    root = args.root or default_root()
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"--root {root} is not a folder")
     return root
 
 
@@ -66,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "evaluate",
         help="evaluate an agent under a task's frozen leaderboard protocol",
-        description=__doc__.splitlines()[0],
+        description=plain(__doc__.splitlines()[0]),
     )
     parser.add_argument(
         "--protocol", required=True, metavar="TASK", help="e.g. lineflow/WaitingTime"

@@ -118,7 +118,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cal = actions.add_parser(
         "calibrate", help="measure a new protocol's random and reference scores"
     )
-    cal.add_argument("task")
+    cal.add_argument("task", help="task to calibrate, e.g. lineflow/WaitingTime")
     add_root_option(cal)
     cal.set_defaults(func=cmd_calibrate)
 

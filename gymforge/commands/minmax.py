@@ -101,11 +101,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     smap = minmax_sub.add_parser("stability-map", help="Sim vs Alt HB stability over (h, β)")
     _common(smap, "quadratic")
     smap.add_argument("--h-max", type=float, default=1.0, help="largest step size")
-    smap.add_argument("--beta-min", type=float, default=-0.9)
-    smap.add_argument("--beta-max", type=float, default=0.9)
+    smap.add_argument(
+        "--beta-min", type=float, default=-0.9, help="smallest momentum (default -0.9)"
+    )
+    smap.add_argument("--beta-max", type=float, default=0.9, help="largest momentum (default 0.9)")
     smap.add_argument("--grid", type=int, default=128, help="grid points per axis")
     smap.add_argument("--method", default="exact", help="exact (eigenvalues) or simulate")
-    smap.add_argument("--iterations", type=_nonnegative_steps, default=2000)
+    smap.add_argument(
+        "--iterations",
+        type=_nonnegative_steps,
+        default=2000,
+        help="iterations of --method simulate (default 2000)",
+    )
     smap.set_defaults(func=cmd_stability_map)
 
     for name, helptext, func, steps in (
@@ -115,9 +122,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         p = minmax_sub.add_parser(name, help=helptext)
         _common(p, "sextic")
         p.add_argument("--h", type=float, default=0.1, help="step size")
-        p.add_argument("--betas", type=float, nargs="+", default=[-0.3, 0.0, 0.3, 0.5])
-        p.add_argument("--steps", type=_nonnegative_steps, default=steps)
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument(
+            "--betas",
+            type=float,
+            nargs="+",
+            default=[-0.3, 0.0, 0.3, 0.5],
+            help="momenta to compare (default -0.3 0 0.3 0.5)",
+        )
+        p.add_argument(
+            "--steps", type=_nonnegative_steps, default=steps, help=f"iterations (default {steps})"
+        )
+        p.add_argument(
+            "--seed", type=int, default=0, help="seed of the starting points (default 0)"
+        )
         if name == "avgs":
             p.add_argument("--starts", type=int, default=16, help="seeded starts to average")
         p.set_defaults(func=func)

@@ -15,6 +15,7 @@ import os
 import shutil
 from pathlib import Path
 
+from gymforge.commands import plain
 from gymforge.commands.evaluate import add_root_option, board_root, format_aggregate
 
 
@@ -59,10 +60,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "submit",
         help="evaluate an agent and add it to a task's leaderboard",
-        description=__doc__.splitlines()[0],
+        description=plain(__doc__.splitlines()[0]),
     )
-    parser.add_argument("--protocol", required=True, metavar="TASK")
-    parser.add_argument("--agent", required=True, metavar="SPEC")
+    parser.add_argument(
+        "--protocol", required=True, metavar="TASK", help="task, e.g. lineflow/WaitingTime"
+    )
+    parser.add_argument(
+        "--agent",
+        required=True,
+        metavar="SPEC",
+        help="reference agent name, module:factory, model.zip, sb3:ALGO:PATH or TorchScript file",
+    )
     parser.add_argument(
         "--meta", required=True, metavar="FILE", help="submission.json: name, authors, method, ..."
     )

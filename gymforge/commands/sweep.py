@@ -14,6 +14,8 @@ import argparse
 import json
 import sys
 
+from gymforge.commands import plain
+
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from gymforge.baselines.sb3.sweep import results_table, run_sweep
@@ -34,10 +36,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "sweep",
         help="run a grid of train+evaluate jobs (tasks x algos x seeds x hyperparameters)",
-        description=__doc__.splitlines()[0],
+        description=plain(__doc__.splitlines()[0]),
     )
     parser.add_argument("file", help="sweep file (YAML or JSON)")
-    parser.add_argument("--backend", choices=("local", "ray"), default="local")
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="run on local processes (default) or a Ray cluster",
+    )
     parser.add_argument("--address", help="Ray cluster address (with --backend ray)")
     parser.add_argument("--workers", type=int, default=1, help="local processes (default 1)")
     parser.add_argument("--out", help="output folder (default sweeps/NAME)")

@@ -56,10 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "train",
         help="train an agent (SB3 baselines, offline agents) on an id",
-        description="Other options belong to the trainer of --algo; `--algo NAME --help` lists them.",
+        description="Other options belong to the trainer of --algo; --algo NAME --help lists them.",
         add_help=False,
     )
-    parser.add_argument("id", nargs="?", help="a registered id (see `gymforge list`)")
+    parser.add_argument("id", nargs="?", help="a registered id (see gymforge list)")
     parser.add_argument("--algo", help=f"one of {sorted(TRAINERS)}")
     parser.add_argument(
         "--backend",

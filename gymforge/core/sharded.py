@@ -182,7 +182,7 @@ class ShardedVectorEnv(TorchVectorEnv):
         return len(self.bounds)
 
     # --- Gymnasium API ----------------------------------------------------------------------
-    def reset(
+    def _reset_torch(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[torch.Tensor, dict[str, Any]]:
         """Reset every instance; ``seed=s`` seeds instance ``i`` with ``s + i`` (in its shard)."""
@@ -201,7 +201,7 @@ class ShardedVectorEnv(TorchVectorEnv):
         self._needs_reset = False
         return torch.cat(observations), infos
 
-    def step(
+    def _step_torch(
         self, actions: Any
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
         action = self._checked_action(actions)

@@ -9,8 +9,24 @@ A subclass owns a state dataclass of tensors with a leading ``B`` axis and imple
 
 The base class does the rest exactly once for every family: seeding (instance ``i`` of a batch
 reset with seed ``s`` equals a single env reset with ``s + i``), action validation before any state
-changes, and Gymnasium's ``SAME_STEP`` autoreset with ``infos["final_obs"]``/``infos["final_info"]``
-and their ``_final_obs``/``_final_info`` masks.
+changes, and Gymnasium's vector conventions:
+
+- ``autoreset_mode`` (a constructor keyword of every subclass, so ``gym.make_vec(id, ...,
+  autoreset_mode=AutoresetMode.NEXT_STEP)``): ``SAME_STEP`` (the default; finished instances
+  reset inside ``step``, with ``infos["final_obs"]``/``infos["final_info"]`` and their
+  ``_final_obs``/``_final_info`` masks), ``NEXT_STEP`` (a finished instance is reset by the
+  next ``step``, which ignores its action and returns its reset observation with reward 0 and
+  both flags False) or ``DISABLED`` (the caller resets finished instances with
+  ``reset(options={"reset_mask": mask})``; stepping a finished instance first is not refused:
+  its dynamics go on past the end), declared in ``metadata["autoreset_mode"]``. Gymnasium's
+  ``make_vec`` forwards keywords, not ``vector_kwargs``, to a vector entry point;
+- ``array_backend``: ``"torch"`` (tensors on the env's device, the default) or ``"numpy"``
+  (everything returned as numpy arrays, so Gymnasium's numpy-based vector wrappers work).
+
+Under ``NEXT_STEP`` the step that resets an instance still advances its dynamics once before
+the reset (one implementation of the dynamics, no masked step), so its later episodes draw from
+its own random stream at other positions than under ``SAME_STEP``; instance ``i`` still depends
+only on its own seed.
 """
 
 from __future__ import annotations
@@ -28,6 +44,12 @@ from gymforge.core.devices import check_device
 from gymforge.core.seeding import InstanceRNG
 from gymforge.core.seeds import instance_seeds
 from gymforge.core.spaces import as_action_tensor, validate_batched_action
+from gymforge.core.vector_options import (
+    as_bool_mask,
+    parse_array_backend,
+    parse_autoreset_mode,
+    to_numpy,
+)
 
 
 @dataclass
@@ -48,18 +70,37 @@ class _SplitsOverWorkers(type):
     ``K > 1`` returns a :class:`~gymforge.core.sharded.ShardedVectorEnv` of ``K`` worker
     processes, each holding a ``SomeVecEnv`` of its share of the ``B`` instances; without
     ``num_workers`` (or with 1) the class itself. So every batched id takes ``num_workers``
-    through ``gym.make_vec``, whose vector entry points are the classes."""
+    through ``gym.make_vec``, whose vector entry points are the classes. It also applies the
+    vector options ``autoreset_mode`` and ``array_backend`` to whatever it returns, so that no
+    subclass constructor has to forward them."""
 
-    def __call__(cls, *args: Any, num_workers: Any = _NOT_GIVEN, **kwargs: Any) -> Any:
+    def __call__(
+        cls,
+        *args: Any,
+        num_workers: Any = _NOT_GIVEN,
+        autoreset_mode: Any = None,
+        array_backend: Any = "torch",
+        **kwargs: Any,
+    ) -> Any:
+        mode = None if autoreset_mode is None else parse_autoreset_mode(autoreset_mode)
+        backend = parse_array_backend(array_backend)
         if getattr(cls, "_splits_itself", False):  # (ShardedVectorEnv: its own parameter)
             if num_workers is not _NOT_GIVEN:
                 kwargs["num_workers"] = num_workers
-            return super().__call__(*args, **kwargs)
-        if num_workers is _NOT_GIVEN or (type(num_workers) is int and num_workers == 1):
-            return super().__call__(*args, **kwargs)
-        from gymforge.core.sharded import split_over_workers  # (imports this module)
+            env = super().__call__(*args, **kwargs)
+        elif num_workers is _NOT_GIVEN or (type(num_workers) is int and num_workers == 1):
+            env = super().__call__(*args, **kwargs)
+        else:
+            if mode not in (None, AutoresetMode.SAME_STEP):
+                raise ValueError(
+                    f"num_workers > 1 needs autoreset_mode SAME_STEP (the shards autoreset "
+                    f"themselves), got {mode}"
+                )
+            from gymforge.core.sharded import split_over_workers  # (imports this module)
 
-        return split_over_workers(cls, args, kwargs, num_workers)
+            env = split_over_workers(cls, args, kwargs, num_workers)
+        env._apply_vector_options(mode, backend)
+        return env
 
 
 class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
@@ -72,6 +113,9 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
         device: torch device holding the state, e.g. ``"cpu"`` or ``"cuda"``.
         autoreset: reset finished instances inside ``step`` (SAME_STEP). The scalar adapter turns
             this off to expose the Gymnasium single-env contract.
+
+    Every subclass also takes ``autoreset_mode`` and ``array_backend`` (see the module
+    docstring), handled by the metaclass.
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 - Gymnasium reads this class attribute
@@ -106,7 +150,25 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
         self.observation_space = batch_space(single_observation_space, self.num_envs)
         self.action_space = batch_space(single_action_space, self.num_envs)
         self.rng = InstanceRNG.create([0] * self.num_envs, self.device)
-        self._needs_reset = True
+        self._needs_reset = True  # (never reset, or without autoreset every instance finished)
+        self._was_reset = False  # (a partial reset needs a full one first)
+        self.autoreset_mode = AutoresetMode.SAME_STEP if autoreset else AutoresetMode.DISABLED
+        self.array_backend = "torch"
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
+        # NEXT_STEP: the instances that finished in the last step (reset by the next one)
+        self._pending = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+
+    def _apply_vector_options(self, mode: AutoresetMode | None, backend: str) -> None:
+        """Set the autoreset mode (None: keep) and the array backend (see the module docstring)."""
+        if mode is not None and mode != self.autoreset_mode:
+            if not self.autoreset:
+                raise ValueError(f"autoreset=False is autoreset_mode DISABLED; it cannot be {mode}")
+            if getattr(self, "_splits_itself", False):
+                raise ValueError(f"a batch split over worker processes is SAME_STEP, not {mode}")
+            self.autoreset_mode = mode
+            self.autoreset = mode != AutoresetMode.DISABLED
+        self.array_backend = backend
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
 
     # --- hooks for subclasses -------------------------------------------------------------
     def _reset_instances(self, mask: torch.Tensor) -> None:
@@ -121,13 +183,26 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
     # --- Gymnasium API ----------------------------------------------------------------------
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[torch.Tensor, dict[str, Any]]:
+    ) -> tuple[Any, dict[str, Any]]:
         """Reset every instance; ``seed=s`` seeds instance ``i`` with ``s + i``.
 
         ``options={"reset_mask": mask}`` (Gymnasium's partial reset, a bool ``(B,)`` array or
         tensor) resets only the masked instances, which continue their own random streams
         (so ``seed`` must be None); the others keep their state.
         """
+        obs, info = self._reset_torch(seed=seed, options=options)
+        return self._to_backend(obs), self._to_backend(info)
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """One step of every instance, with autoreset as ``autoreset_mode`` says."""
+        return self._to_backend(self._step_torch(actions))
+
+    def _to_backend(self, value: Any) -> Any:
+        return to_numpy(value) if self.array_backend == "numpy" else value
+
+    def _reset_torch(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
         if isinstance(options, dict) and options.get("reset_mask") is not None:
             return self._reset_masked(options["reset_mask"], seed)
         seeds = self._instance_seeds(seed)
@@ -135,6 +210,8 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
         self.rng.reseed(everything, torch.tensor(seeds, dtype=torch.int64, device=self.device))
         self._reset_instances(everything)
         self._needs_reset = False
+        self._was_reset = True
+        self._pending = torch.zeros_like(everything, dtype=torch.bool)
         return self._observe(), {}
 
     def _reset_masked(self, reset_mask: Any, seed: Any) -> tuple[torch.Tensor, dict[str, Any]]:
@@ -143,24 +220,21 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
                 "reset with options['reset_mask'] takes no seed: the masked instances continue "
                 "their own random streams"
             )
-        if self._needs_reset:
+        if not self._was_reset:
             raise RuntimeError("call reset() on every instance before a partial reset")
-        mask = torch.as_tensor(
-            np.asarray(reset_mask) if not torch.is_tensor(reset_mask) else reset_mask
-        )
-        if mask.dtype != torch.bool or tuple(mask.shape) != (self.num_envs,):
-            raise ValueError(
-                f"options['reset_mask'] must be a bool array of shape ({self.num_envs},), got "
-                f"dtype {mask.dtype} and shape {tuple(mask.shape)}"
-            )
-        self._reset_instances(mask.to(self.device))
+        mask = as_bool_mask(reset_mask, self.num_envs, self.device)
+        self._reset_instances(mask)
+        self._needs_reset = False
+        self._pending = self._pending & ~mask
         return self._observe(), {}
 
-    def step(
+    def _step_torch(
         self, actions: Any
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
         action = self._checked_action(actions)
         out = self._step_instances(action)
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            return self._next_step_autoreset(out)
         everyone = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         infos = self._with_masks(out.info, everyone)
         done = out.terminated | out.truncated
@@ -174,6 +248,23 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
             infos["_final_info"] = done
             self._reset_instances(done)
         return self._observe(), out.reward, out.terminated, out.truncated, infos
+
+    def _next_step_autoreset(
+        self, out: StepOutput
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        """NEXT_STEP: the instances that finished last step are reset now (their step's
+        results replaced by reward 0, flags False and masked-out infos); those that finish now
+        return their final observation and are reset by the next step."""
+        pending = self._pending
+        reward, terminated, truncated = out.reward, out.terminated, out.truncated
+        infos = self._with_masks(out.info, ~pending)
+        if bool(pending.any()):
+            self._reset_instances(pending)
+            reward = torch.where(pending, torch.zeros_like(reward), reward)
+            terminated = terminated & ~pending
+            truncated = truncated & ~pending
+        self._pending = terminated | truncated
+        return self._observe(), reward, terminated, truncated, infos
 
     def _instance_seeds(self, seed: int | list[int] | None) -> list[int]:
         """One seed per instance for ``reset(seed=...)`` (validated first), with Gymnasium's

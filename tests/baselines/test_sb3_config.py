@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -152,5 +153,6 @@ def test_config_file__bad_values_fail_before_training(tmp_path, capsys):
 
 
 def test_packaged_configs__configs_dir_is_package_data():
-    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
-    assert '"gymforge.baselines" = ["configs/*.yaml", "configs/ondevice/*.yaml"]' in pyproject
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    data = pyproject["tool"]["setuptools"]["package-data"]["gymforge.baselines"]
+    assert {"configs/*.yaml", "configs/ondevice/*.yaml"} <= set(data)

@@ -11,14 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_wheel__ships_and_loads_the_training_configs(tmp_path):
-    dist = tmp_path / "dist"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(dist), str(ROOT)],
-        check=True,
-    )  # fmt: skip
-    (wheel,) = dist.glob("gymforge-*.whl")
+def test_wheel__ships_and_loads_the_training_configs(wheel, tmp_path):
+    """(``wheel``: the session's wheel of this checkout, see ``tests/conftest.py``.)"""
     names = set(zipfile.ZipFile(wheel).namelist())
     prefix = "gymforge/baselines/configs/"
     shipped = {n.removeprefix(prefix) for n in names if n.startswith(prefix)}
