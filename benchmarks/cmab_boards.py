@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import command_line, write_atomic
 
 from gymforge.agents.cmab.clcb import clcb
-from gymforge.baselines.cmab.emp import emp
+from gymforge.agents.cmab.emp import emp
 from gymforge.envs.cmab.collect import collect_records, problem_for
 from gymforge.envs.cmab.datasets import LoggedDataset
 from gymforge.envs.cmab.problem import instance_params

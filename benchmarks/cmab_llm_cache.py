@@ -35,8 +35,8 @@ from cmab_paper import gap_table
 from common import command_line, machine_info, write_atomic, write_json
 
 from gymforge.agents.cmab.clcb import clcb
-from gymforge.baselines.cmab.lec import lec
-from gymforge.baselines.cmab.lfu import lfu
+from gymforge.agents.cmab.lec import lec
+from gymforge.agents.cmab.lfu import lfu
 from gymforge.envs.cmab.collect import problem_for
 
 RESULTS = Path(__file__).resolve().parent / "results"

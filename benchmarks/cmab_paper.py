@@ -38,12 +38,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import command_line, machine_info, write_atomic, write_json
 
 from gymforge.agents.cmab.clcb import clcb
+from gymforge.agents.cmab.cucb_offline import cucb_offline
+from gymforge.agents.cmab.emp import emp
+from gymforge.agents.cmab.lec import lec
+from gymforge.agents.cmab.lfu import lfu
 from gymforge.agents.cmab.metrics import llm_cache_bound, suboptimality_gap, theorem1_bound
 from gymforge.agents.cmab.oracles import greedy_im_oracle
-from gymforge.baselines.cmab.cucb_offline import cucb_offline
-from gymforge.baselines.cmab.emp import emp
-from gymforge.baselines.cmab.lec import lec
-from gymforge.baselines.cmab.lfu import lfu
 from gymforge.envs.cmab.collect import collect_records, problem_for
 from gymforge.envs.cmab.datasets import LoggedDataset, coverage
 from gymforge.envs.cmab.problem import Problem, instance_params

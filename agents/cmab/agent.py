@@ -2,7 +2,8 @@
 
 ``OfflineAgent(env, learner="clcb")`` learns one super arm from a logged dataset of the env's
 instance and plays it every step (an offline learner does not adapt online). ``learner`` is one
-of :data:`LEARNERS`: ``clcb`` (the reference) or a baseline.
+of :data:`LEARNERS`: ``clcb`` (the reference) or one of the offline learners the paper compares
+it with (``cucb_offline``, ``emp``, ``lfu``, ``lec``; same layer, same folder).
 
 A dataset is bound to the instance it was logged on (its ``instance_params_hash``): once the
 env's instance is chosen by ``reset``, ``fit`` and ``act`` refuse a dataset of another instance
@@ -20,16 +21,15 @@ import numpy as np
 import torch
 
 from gymforge.agents.cmab.clcb import clcb
+from gymforge.agents.cmab.cucb_offline import cucb_offline
+from gymforge.agents.cmab.emp import emp
+from gymforge.agents.cmab.lec import lec
+from gymforge.agents.cmab.lfu import lfu
 from gymforge.envs.cmab.datasets import LoggedDataset, load_dataset
 from gymforge.envs.cmab.problem import Params, params_hash, select_params
 
 
 def _learners() -> dict[str, Callable[[LoggedDataset], torch.Tensor]]:
-    from gymforge.baselines.cmab.cucb_offline import cucb_offline
-    from gymforge.baselines.cmab.emp import emp
-    from gymforge.baselines.cmab.lec import lec
-    from gymforge.baselines.cmab.lfu import lfu
-
     return {"clcb": clcb, "cucb_offline": cucb_offline, "emp": emp, "lfu": lfu, "lec": lec}
 
 

@@ -10,12 +10,12 @@ import pytest
 import torch
 
 from gymforge.agents.cmab.clcb import clcb, im_edge_bounds, lower_confidence_bounds
+from gymforge.agents.cmab.cucb_offline import cucb_offline
+from gymforge.agents.cmab.emp import emp
+from gymforge.agents.cmab.lec import lec
+from gymforge.agents.cmab.lfu import lfu
 from gymforge.agents.cmab.metrics import llm_cache_bound, suboptimality_gap, theorem1_bound
 from gymforge.agents.cmab.oracles import brute_force_oracle, greedy_im_oracle, top_k_oracle
-from gymforge.baselines.cmab.cucb_offline import cucb_offline
-from gymforge.baselines.cmab.emp import emp
-from gymforge.baselines.cmab.lec import lec
-from gymforge.baselines.cmab.lfu import lfu
 from gymforge.baselines.cmab.online_cucb import OnlineCUCBAgent
 from gymforge.envs.cmab.cascade import CascadeProblem
 from gymforge.envs.cmab.collect import collect_records, problem_for
