@@ -316,7 +316,11 @@ def test_faults__ctrl_c_in_train_prints_the_resume_command(tmp_path, small_confi
     argv = _train_argv(out, 10**9, small_config)
     code = "import sys; from gymforge.cli import main; sys.exit(main(sys.argv[1:]))"
     process = subprocess.Popen(
-        [sys.executable, "-c", code, *argv], stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", code, *argv],
+        stderr=subprocess.PIPE,
+        text=True,
+        # (a shell's background job starts with SIGINT ignored, which Python then keeps)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     while not out.exists() and process.poll() is None:  # training has started
         time.sleep(0.05)

@@ -13,6 +13,7 @@ import gymforge  # noqa: F401  (registers the ids)
 from gymforge.agents.cmab.agent import clcb_agent
 from gymforge.envs.cmab.collect import collect_records, problem_for
 from gymforge.envs.cmab.datasets import LoggedDataset
+from gymforge.envs.cmab.problem import params_hash
 
 
 def _cascade_value(mu: np.ndarray, ids: tuple[int, ...]) -> float:
@@ -78,7 +79,8 @@ def test_clcb_played_once_scores_its_suboptimality_gap():
     params = env.unwrapped.params
     arrays = collect_records(problem, params, "uniform", 30, 21)
     agent = clcb_agent(env)
-    chosen = agent.fit(LoggedDataset(arrays, {"n": 30}, problem, {}))
+    metadata = {"n": 30, "instance_params_hash": params_hash(params), "seed": 21}
+    chosen = agent.fit(LoggedDataset(arrays, metadata, problem, {}))
     _, _, _, _, info = env.step(agent.act(None))
     arm = torch.as_tensor(chosen)[None]
     value = float(problem.expected_reward(params, arm)[0])
