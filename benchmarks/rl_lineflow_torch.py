@@ -89,7 +89,7 @@ def interval(scores: list[float]) -> tuple[float, float, float]:
     return float(point["x"][0]), float(ci["x"][0, 0]), float(ci["x"][1, 0])
 
 
-def plot(groups: dict[tuple[str, str, int], list[dict[str, Any]]], path: Path) -> None:
+def plot(groups: dict[tuple[str, str, int, str], list[dict[str, Any]]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -99,7 +99,7 @@ def plot(groups: dict[tuple[str, str, int], list[dict[str, Any]]], path: Path) -
     fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False)
     for ax, task in zip(axes[0], tasks, strict=True):
         for color, (key, rows) in enumerate(sorted(k for k in groups.items() if k[0][0] == task)):
-            label = f"{key[1]} {key[2] / 1e6:.1f}M"
+            label = f"{key[1]} {key[2] / 1e6:.1f}M ({key[3]})"
             for i, row in enumerate(rows):
                 steps = [e["timesteps"] / 1e6 for e in row["curve"]]
                 values = [e["mean_return"] for e in row["curve"]]
@@ -124,9 +124,10 @@ def main() -> int:
     args = parser.parse_args()
     store(args.store)
     rows = load_rows()
-    groups: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, int, str], list[dict[str, Any]]] = {}
     for row in rows:
-        key = (SHORT.get(row["task"], row["task"]), row["algo"], int(row["steps"]))
+        sweep = Path(row["out"]).parent.name
+        key = (SHORT.get(row["task"], row["task"]), row["algo"], int(row["steps"]), sweep)
         groups.setdefault(key, []).append(row)
     lines = [
         "# LineFlow RL baselines: on-device trainer, IQM over training seeds",
@@ -136,21 +137,21 @@ def main() -> int:
         "stratified-bootstrap CI (rliable, 20,000 resamples). Learning curves: "
         "`rl_lineflow_torch.png`.",
         "",
-        "| task | algo | steps | seeds | IQM | 95% CI | per seed | goal | met |",
-        "|---|---|---:|---:|---:|---|---|---|---|",
+        "| task | algo | steps | sweep | seeds | IQM | 95% CI | per seed | goal | met |",
+        "|---|---|---:|---|---:|---:|---|---|---|---|",
     ]
     document: dict[str, Any] = {"command": common.command_line(), "groups": []}
     order = list(GOALS)
     for key in sorted(
         groups, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1], k[2])
     ):
-        task, algo, steps = key
+        task, algo, steps, sweep = key
         scores = [float(r["mean_return"]) for r in sorted(groups[key], key=lambda r: r["seed"])]
         point, low, high = interval(scores)
         goal, what = GOALS.get(task, (float("nan"), ""))
         met = point >= goal
         lines.append(
-            f"| {task} | {algo} | {steps:,} | {len(scores)} | {point:.1f} | "
+            f"| {task} | {algo} | {steps:,} | `{sweep}` | {len(scores)} | {point:.1f} | "
             f"[{low:.1f}, {high:.1f}] | {', '.join(f'{s:.1f}' for s in scores)} | "
             f">= {goal:g} ({what}) | {'yes' if met else 'no'} |"
         )
@@ -159,6 +160,7 @@ def main() -> int:
                 "task": task,
                 "algo": algo,
                 "steps": steps,
+                "sweep": sweep,
                 "scores": scores,
                 "seeds": sorted(r["seed"] for r in groups[key]),
                 "iqm": point,
