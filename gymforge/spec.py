@@ -54,7 +54,11 @@ class EnvSpec:
         family: the family folder under ``envs/``.
         summary: one line for listings.
         entry_point: ``"module:Class"`` of the single-agent ``gym.Env``.
-        vector_entry_point: ``"module:Class"`` of the batched ``TorchVectorEnv``, if any.
+        vector_entry_point: ``"module:function"`` that ``gym.make_vec`` calls, if any: it builds
+            the batched ``TorchVectorEnv`` through
+            :func:`gymforge.core.vector_factory.make_vector`, so it takes ``num_workers``,
+            ``autoreset_mode`` and ``array_backend`` besides the class's keywords (the class
+            itself is the scalar env's ``vector_env_cls``).
         parallel_entry_point: ``"module:Class"`` of the PettingZoo ``ParallelEnv``, if any.
         batched_parallel_entry_point: ``"module:Class"`` of a multi-agent id's batched view: the
             parallel API over ``B`` instances with dicts of ``(B, ...)`` torch tensors, built by

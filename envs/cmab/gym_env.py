@@ -10,7 +10,9 @@ import torch
 from gymnasium import spaces
 
 from gymforge.core.scalar_env import TorchScalarEnv
+from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
+from gymforge.core.vector_factory import make_vector
 from gymforge.envs.cmab.cascade import CascadeProblem
 from gymforge.envs.cmab.influence import InfluenceProblem
 from gymforge.envs.cmab.kpath import KPathProblem
@@ -543,3 +545,31 @@ class KPathVecEnv(CMABVecEnv):
 class KPathEnv(CMABEnv):
     __doc__ = _KPATH_DOC
     vector_env_cls = KPathVecEnv
+
+
+def make_cascade_vec_env(**kwargs: Any) -> CascadeVecEnv | ShardedVectorEnv:
+    """``gym.make_vec``'s entry point of ``OffCMAB-Cascade-v0``: a :class:`CascadeVecEnv`, or with
+    ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
+    :func:`~gymforge.core.vector_factory.make_vector`)."""
+    return make_vector(CascadeVecEnv, **kwargs)
+
+
+def make_llm_cache_vec_env(**kwargs: Any) -> LLMCacheVecEnv | ShardedVectorEnv:
+    """``gym.make_vec``'s entry point of ``OffCMAB-LLMCache-v0``: a :class:`LLMCacheVecEnv`, or with
+    ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
+    :func:`~gymforge.core.vector_factory.make_vector`)."""
+    return make_vector(LLMCacheVecEnv, **kwargs)
+
+
+def make_influence_max_vec_env(**kwargs: Any) -> InfluenceMaxVecEnv | ShardedVectorEnv:
+    """``gym.make_vec``'s entry point of ``OffCMAB-InfluenceMax-v0``: a :class:`InfluenceMaxVecEnv`,
+    or with ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
+    :func:`~gymforge.core.vector_factory.make_vector`)."""
+    return make_vector(InfluenceMaxVecEnv, **kwargs)
+
+
+def make_kpath_vec_env(**kwargs: Any) -> KPathVecEnv | ShardedVectorEnv:
+    """``gym.make_vec``'s entry point of ``OffCMAB-KPath-v0``: a :class:`KPathVecEnv`, or with
+    ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
+    :func:`~gymforge.core.vector_factory.make_vector`)."""
+    return make_vector(KPathVecEnv, **kwargs)

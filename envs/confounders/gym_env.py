@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from gymnasium import spaces
 
 from gymforge.core.scalar_env import TorchScalarEnv
+from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
+from gymforge.core.vector_factory import make_vector
 from gymforge.envs.confounders import dynamics
 from gymforge.envs.confounders.config import IMAGE_SIZE, StreamConfig, SyntheticConfig
 from gymforge.envs.confounders.dynamics import EnvConfig
@@ -205,3 +208,10 @@ class ConfounderStreamVecEnv(TorchVectorEnv):
 class ConfounderStreamEnv(TorchScalarEnv):
     __doc__ = _DOC
     vector_env_cls = ConfounderStreamVecEnv
+
+
+def make_confounder_stream_vec_env(**kwargs: Any) -> ConfounderStreamVecEnv | ShardedVectorEnv:
+    """``gym.make_vec``'s entry point of the ConfounderStream ids: a
+    :class:`ConfounderStreamVecEnv`, or with ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its
+    instances (see :func:`~gymforge.core.vector_factory.make_vector`)."""
+    return make_vector(ConfounderStreamVecEnv, **kwargs)

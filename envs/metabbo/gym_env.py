@@ -10,7 +10,9 @@ import torch
 from gymnasium import spaces
 
 from gymforge.core.scalar_env import TorchScalarEnv
+from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
+from gymforge.core.vector_factory import make_vector
 from gymforge.envs.metabbo import dynamics
 from gymforge.envs.metabbo.dynamics import MetaBBOConfig
 from gymforge.envs.metabbo.features import NUM_FEATURES
@@ -183,3 +185,10 @@ class MetaBBOVecEnv(TorchVectorEnv):
 class MetaBBOEnv(TorchScalarEnv):
     __doc__ = _DOC
     vector_env_cls = MetaBBOVecEnv
+
+
+def make_metabbo_vec_env(**kwargs: Any) -> MetaBBOVecEnv | ShardedVectorEnv:
+    """``gym.make_vec``'s entry point of the MetaBBO ids: a :class:`MetaBBOVecEnv`, or with
+    ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
+    :func:`~gymforge.core.vector_factory.make_vector`)."""
+    return make_vector(MetaBBOVecEnv, **kwargs)

@@ -15,8 +15,10 @@ import torch
 from gymnasium import spaces
 
 from gymforge.core.scalar_env import TorchScalarEnv
+from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.spaces import as_action_tensor
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
+from gymforge.core.vector_factory import make_vector
 from gymforge.envs.minmax import dynamics
 from gymforge.envs.minmax.config import GameConfig, check_order, check_positive
 from gymforge.envs.minmax.dynamics import HBState, hb_step
@@ -210,3 +212,10 @@ class MinMaxTuningVecEnv(TorchVectorEnv):
 class MinMaxTuningEnv(TorchScalarEnv):
     __doc__ = _DOC
     vector_env_cls = MinMaxTuningVecEnv
+
+
+def make_minmax_tuning_vec_env(**kwargs: Any) -> MinMaxTuningVecEnv | ShardedVectorEnv:
+    """``gym.make_vec``'s entry point of ``MinMaxTuning-v0``: a :class:`MinMaxTuningVecEnv`, or with
+    ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
+    :func:`~gymforge.core.vector_factory.make_vector`)."""
+    return make_vector(MinMaxTuningVecEnv, **kwargs)

@@ -19,8 +19,10 @@ same time::
     )
 
 Every id with a vector entry point takes ``num_workers`` (default 1: the plain ``TorchVectorEnv``
-in this process), and so does every ``TorchVectorEnv`` class (``LineFlowVecEnv(num_envs=4096,
-num_workers=2)``; see the metaclass in ``gymforge.core.vector_env``). The result is the same env,
+in this process): its entry point calls the factory :func:`gymforge.core.vector_factory.make_vector`.
+From a class, :func:`sharded` builds the split batch, always a ``ShardedVectorEnv``
+(``sharded(LineFlowVecEnv, num_workers=2, num_envs=4096)``); a class constructor builds the class
+in this process and refuses ``num_workers`` by name. The result is the same env,
 bit for bit: instance ``i`` reset with seed ``s`` follows the stream of seed ``s + i`` whatever
 batch it is in, so shard ``k`` is reset with the seeds of its own instances; observations,
 rewards, flags and infos (``final_obs`` and ``final_info`` of SAME_STEP autoreset included) are
@@ -54,44 +56,55 @@ from typing import Any
 
 import numpy as np
 import torch
+from gymnasium.vector import AutoresetMode
 
 from gymforge.core.devices import check_device
 from gymforge.core.shared_arrays import ArrayChannel, map_nested
-from gymforge.core.vector_env import TorchVectorEnv
+from gymforge.core.vector_env import TorchVectorEnv, check_constructor_keywords, check_num_envs
 
 # keys of SAME_STEP autoreset infos that a shard without a finished instance leaves out
 _FINAL_KEYS = ("final_obs", "_final_obs", "final_info", "_final_info")
 _JOIN_TIMEOUT_S = 5.0
 
 
-def split_over_workers(
-    cls: type[TorchVectorEnv], args: tuple[Any, ...], kwargs: dict[str, Any], num_workers: object
-) -> TorchVectorEnv:
-    """``cls(*args, **kwargs)`` over ``num_workers`` worker processes (a ``ShardedVectorEnv``;
-    the plain env when that is 1): what ``cls(..., num_workers=K)`` returns (see
-    ``TorchVectorEnv``'s metaclass). Checks ``num_workers``, the device and autoreset first."""
-    if args:
-        raise TypeError(
-            f"{cls.__name__}(..., num_workers=K) takes its other arguments by keyword, got "
-            f"{len(args)} positional"
-        )
-    kwargs = dict(kwargs)
-    num_envs = kwargs.pop(
-        "num_envs", inspect.signature(cls.__init__).parameters["num_envs"].default
-    )
+def sharded(
+    env_class: type[TorchVectorEnv],
+    num_workers: int,
+    *,
+    threads_per_worker: int = 1,
+    **env_kwargs: Any,
+) -> ShardedVectorEnv:
+    """The ``num_envs`` instances of ``env_class(num_envs=..., **env_kwargs)`` split over
+    ``num_workers`` processes: always a :class:`ShardedVectorEnv` (with ``num_workers=1``, one
+    shard in this process and no worker). ``num_envs`` is a keyword of ``env_kwargs`` (default:
+    the class's). ``num_workers``, the device (CPU only), ``autoreset`` (True only) and the
+    keywords are checked first, before any process starts.
+    :func:`gymforge.core.vector_factory.make_vector` calls it for ``num_workers > 1``."""
+    check_constructor_keywords(env_class, env_kwargs)
+    shard_kwargs = dict(env_kwargs)
+    num_envs = check_num_envs(shard_kwargs.pop("num_envs", default_num_envs(env_class)))
     workers = check_num_workers(num_workers, num_envs)
-    if workers == 1:
-        return cls(num_envs=num_envs, **kwargs)
-    device = kwargs.get("device", "cpu")
+    device = shard_kwargs.get("device", "cpu")
     if check_device(device).type != "cpu":
         raise ValueError(
-            f"num_workers > 1 runs on the CPU only: device must be 'cpu', got {device!r}"
+            f"a batch over worker processes (num_workers) runs on the CPU only: device must be "
+            f"'cpu', got {device!r}"
         )
-    if not kwargs.get("autoreset", True):
+    if not shard_kwargs.get("autoreset", True):
         raise ValueError(
-            "num_workers > 1 needs autoreset=True (SAME_STEP autoreset in every shard)"
+            "a batch over worker processes (num_workers) needs autoreset=True (SAME_STEP "
+            "autoreset in every shard)"
         )
-    return ShardedVectorEnv(functools.partial(_make_shard, cls, kwargs), num_envs, workers)
+    make_shard = functools.partial(_make_shard, env_class, shard_kwargs)
+    return ShardedVectorEnv(make_shard, num_envs, workers, threads_per_worker)
+
+
+def default_num_envs(env_class: type[TorchVectorEnv]) -> object:
+    """The default of ``env_class``'s ``num_envs`` parameter (a ``TypeError`` if it has none)."""
+    default = inspect.signature(env_class.__init__).parameters["num_envs"].default
+    if default is inspect.Parameter.empty:
+        raise TypeError(f"{env_class.__name__} needs num_envs")
+    return default
 
 
 def check_num_workers(num_workers: object, num_envs: int) -> int:
@@ -142,8 +155,7 @@ class ShardedVectorEnv(TorchVectorEnv):
     """
 
     supports_reset_mask = False  # the shards reset together
-
-    _splits_itself = True  # (``num_workers`` is this class's own parameter)
+    autoreset_modes = (AutoresetMode.SAME_STEP,)  # (each shard autoresets itself)
 
     def __init__(
         self,

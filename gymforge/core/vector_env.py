@@ -11,17 +11,19 @@ The base class does the rest exactly once for every family: seeding (instance ``
 reset with seed ``s`` equals a single env reset with ``s + i``), action validation before any state
 changes, and Gymnasium's vector conventions:
 
-- ``autoreset_mode`` (a constructor keyword of every subclass, so ``gym.make_vec(id, ...,
-  autoreset_mode=AutoresetMode.NEXT_STEP)``): ``SAME_STEP`` (the default; finished instances
-  reset inside ``step``, with ``infos["final_obs"]``/``infos["final_info"]`` and their
+- ``autoreset_mode`` (a keyword of the factory :func:`gymforge.core.vector_factory.make_vector`,
+  so ``gym.make_vec(id, ..., autoreset_mode=AutoresetMode.NEXT_STEP)``; a class constructor
+  takes ``autoreset`` only): ``SAME_STEP`` (the default; finished instances reset inside
+  ``step``, with ``infos["final_obs"]``/``infos["final_info"]`` and their
   ``_final_obs``/``_final_info`` masks), ``NEXT_STEP`` (a finished instance is reset by the
   next ``step``, which ignores its action and returns its reset observation with reward 0 and
   both flags False) or ``DISABLED`` (the caller resets finished instances with
   ``reset(options={"reset_mask": mask})``; stepping a finished instance first is not refused:
   its dynamics go on past the end), declared in ``metadata["autoreset_mode"]``. Gymnasium's
   ``make_vec`` forwards keywords, not ``vector_kwargs``, to a vector entry point;
-- ``array_backend``: ``"torch"`` (tensors on the env's device, the default) or ``"numpy"``
-  (everything returned as numpy arrays, so Gymnasium's numpy-based vector wrappers work).
+- ``array_backend`` (a keyword of the factory too): ``"torch"`` (tensors on the env's device,
+  the default) or ``"numpy"`` (everything returned as numpy arrays, so Gymnasium's numpy-based
+  vector wrappers work).
 
 Under ``NEXT_STEP`` the step that resets an instance still advances its dynamics once before
 the reset (one implementation of the dynamics, no masked step), so its later episodes draw from
@@ -31,8 +33,9 @@ only on its own seed.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import torch
@@ -46,8 +49,6 @@ from gymforge.core.seeds import instance_seeds
 from gymforge.core.spaces import as_action_tensor, validate_batched_action
 from gymforge.core.vector_options import (
     as_bool_mask,
-    parse_array_backend,
-    parse_autoreset_mode,
     to_numpy,
 )
 
@@ -62,48 +63,40 @@ class StepOutput:
     info: dict[str, torch.Tensor] = field(default_factory=dict)  # each (B, ...)
 
 
-_NOT_GIVEN: Any = object()
+#: keywords of :func:`gymforge.core.vector_factory.make_vector` (and so of ``gym.make_vec``), not
+#: of a class: a class constructor builds one env in this process, SAME_STEP (or DISABLED with
+#: ``autoreset=False``) with the torch backend
+FACTORY_KEYWORDS = ("num_workers", "autoreset_mode", "array_backend")
 
 
-class _SplitsOverWorkers(type):
-    """The metaclass of ``TorchVectorEnv``: ``SomeVecEnv(num_envs=B, num_workers=K, ...)`` with
-    ``K > 1`` returns a :class:`~gymforge.core.sharded.ShardedVectorEnv` of ``K`` worker
-    processes, each holding a ``SomeVecEnv`` of its share of the ``B`` instances; without
-    ``num_workers`` (or with 1) the class itself. So every batched id takes ``num_workers``
-    through ``gym.make_vec``, whose vector entry points are the classes. It also applies the
-    vector options ``autoreset_mode`` and ``array_backend`` to whatever it returns, so that no
-    subclass constructor has to forward them."""
-
-    def __call__(
-        cls,
-        *args: Any,
-        num_workers: Any = _NOT_GIVEN,
-        autoreset_mode: Any = None,
-        array_backend: Any = "torch",
-        **kwargs: Any,
-    ) -> Any:
-        mode = None if autoreset_mode is None else parse_autoreset_mode(autoreset_mode)
-        backend = parse_array_backend(array_backend)
-        if getattr(cls, "_splits_itself", False):  # (ShardedVectorEnv: its own parameter)
-            if num_workers is not _NOT_GIVEN:
-                kwargs["num_workers"] = num_workers
-            env = super().__call__(*args, **kwargs)
-        elif num_workers is _NOT_GIVEN or (type(num_workers) is int and num_workers == 1):
-            env = super().__call__(*args, **kwargs)
-        else:
-            if mode not in (None, AutoresetMode.SAME_STEP):
-                raise ValueError(
-                    f"num_workers > 1 needs autoreset_mode SAME_STEP (the shards autoreset "
-                    f"themselves), got {mode}"
-                )
-            from gymforge.core.sharded import split_over_workers  # (imports this module)
-
-            env = split_over_workers(cls, args, kwargs, num_workers)
-        env._apply_vector_options(mode, backend)
-        return env
+def check_num_envs(num_envs: object) -> int:
+    """``num_envs`` as an int >= 1, else a ``ValueError`` naming the field."""
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+    return int(num_envs)
 
 
-class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
+def check_constructor_keywords(cls: type, kwargs: dict[str, Any]) -> None:
+    """Refuse, by name, a keyword of the factory (:data:`FACTORY_KEYWORDS`) given to the
+    constructor of ``cls`` when that constructor does not take it, naming the factory to use."""
+    own = inspect.signature(cls.__init__).parameters
+    for name in FACTORY_KEYWORDS:
+        if name in kwargs and name not in own:
+            sharded = (
+                f", or gymforge.core.sharded.sharded({cls.__name__}, num_workers=K, ...) for a "
+                "ShardedVectorEnv"
+                if name == "num_workers"
+                else ""
+            )
+            raise TypeError(
+                f"{cls.__name__}(...) takes no {name} (a class builds one env in this process): "
+                f"pass it to gym.make_vec(id, ..., {name}=...) or to "
+                f"gymforge.core.vector_factory.make_vector({cls.__name__}, {name}=..., ...)"
+                f"{sharded}"
+            )
+
+
+class TorchVectorEnv(VectorEnv):
     """A ``gymnasium.vector.VectorEnv`` over batched torch state on one device.
 
     Args:
@@ -114,8 +107,12 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
         autoreset: reset finished instances inside ``step`` (SAME_STEP). The scalar adapter turns
             this off to expose the Gymnasium single-env contract.
 
-    Every subclass also takes ``autoreset_mode`` and ``array_backend`` (see the module
-    docstring), handled by the metaclass.
+    The constructor of a class always returns an instance of that class, with SAME_STEP
+    autoreset (DISABLED with ``autoreset=False``) and the torch backend. The vector options
+    ``autoreset_mode`` and ``array_backend``, and ``num_workers`` (the batch over worker
+    processes), belong to the factory :func:`gymforge.core.vector_factory.make_vector`, which
+    every batched id's ``gym.make_vec`` entry point calls; a class given one of them refuses it
+    by name (:func:`check_constructor_keywords`).
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 - Gymnasium reads this class attribute
@@ -127,6 +124,14 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
     shared_attributes: tuple[str, ...] = ()
     #: whether ``reset(options={"reset_mask": mask})`` resets a subset of the instances
     supports_reset_mask = True
+    #: the autoreset modes this class can run in (see :meth:`_apply_vector_options`)
+    autoreset_modes: tuple[AutoresetMode, ...] = tuple(AutoresetMode)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        """An instance of ``cls``, always; a factory keyword (``num_workers``, ...) that the
+        constructor does not take is refused by name first, before any work."""
+        check_constructor_keywords(cls, kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -136,13 +141,7 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
         device: torch.device | str = "cpu",
         autoreset: bool = True,
     ) -> None:
-        if (
-            isinstance(num_envs, bool)
-            or not isinstance(num_envs, (int, np.integer))
-            or num_envs < 1
-        ):
-            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-        self.num_envs = int(num_envs)
+        self.num_envs = check_num_envs(num_envs)
         self.device = check_device(device)
         self.autoreset = autoreset
         self.single_observation_space = single_observation_space
@@ -159,12 +158,17 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
         self._pending = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
 
     def _apply_vector_options(self, mode: AutoresetMode | None, backend: str) -> None:
-        """Set the autoreset mode (None: keep) and the array backend (see the module docstring)."""
+        """Set the autoreset mode (None: keep) and the array backend (see the module docstring),
+        both parsed already: what :func:`~gymforge.core.vector_factory.make_vector` does to the
+        env it has just built."""
         if mode is not None and mode != self.autoreset_mode:
             if not self.autoreset:
                 raise ValueError(f"autoreset=False is autoreset_mode DISABLED; it cannot be {mode}")
-            if getattr(self, "_splits_itself", False):
-                raise ValueError(f"a batch split over worker processes is SAME_STEP, not {mode}")
+            if mode not in self.autoreset_modes:
+                raise ValueError(
+                    f"autoreset_mode must be one of {[m.name for m in self.autoreset_modes]} "
+                    f"for a {type(self).__name__}, got {mode}"
+                )
             self.autoreset_mode = mode
             self.autoreset = mode != AutoresetMode.DISABLED
         self.array_backend = backend

@@ -7,7 +7,7 @@ from gymforge.spec import Capabilities, EnvSpec
 ORDER = 40
 
 _ENV = "gymforge.envs.confounders.gym_env:ConfounderStreamEnv"
-_VEC_ENV = "gymforge.envs.confounders.gym_env:ConfounderStreamVecEnv"
+_VEC_ENV = "gymforge.envs.confounders.gym_env:make_confounder_stream_vec_env"
 _CAPS = Capabilities(batched=True, devices=("cpu", "cuda"))
 _AGENTS = {
     "rmdn": "gymforge.agents.confounders.online:rmdn_online_agent",

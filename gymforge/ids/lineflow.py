@@ -9,7 +9,7 @@ from gymforge.spec import Capabilities, EnvSpec
 ORDER = 0
 
 _LINEFLOW_ENV = "gymforge.envs.lineflow.gym_env:LineFlowEnv"
-_LINEFLOW_VEC_ENV = "gymforge.envs.lineflow.batched.vector_env:LineFlowVecEnv"
+_LINEFLOW_VEC_ENV = "gymforge.envs.lineflow.batched.vector_env:make_lineflow_vec_env"
 _LINEFLOW_AGENTS = "gymforge.agents.lineflow"
 _LINEFLOW_BATCHED = Capabilities(
     batched=True, devices=("cpu", "cuda"), render_modes=("rgb_array", "human"), same_engine=False

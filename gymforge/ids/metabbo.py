@@ -7,7 +7,7 @@ from gymforge.spec import Capabilities, EnvSpec
 ORDER = 10
 
 _ENV = "gymforge.envs.metabbo.gym_env:MetaBBOEnv"
-_VEC_ENV = "gymforge.envs.metabbo.gym_env:MetaBBOVecEnv"
+_VEC_ENV = "gymforge.envs.metabbo.gym_env:make_metabbo_vec_env"
 _CAPS = Capabilities(batched=True, devices=("cpu", "cuda"), offline_dataset=True)
 _COLLECTOR = "gymforge.baselines.metabbo.behaviors:collect_cli"  # dataset collect + "sb3" behaviour
 _BASELINES = "gymforge.baselines.metabbo"

@@ -45,7 +45,7 @@ SPECS: tuple[EnvSpec, ...] = (
         family="minmax",
         summary="MinMax optimizer tuning: pick heavy-ball GDA's step size and momentum each step",
         entry_point="gymforge.envs.minmax.tuning_env:MinMaxTuningEnv",
-        vector_entry_point="gymforge.envs.minmax.tuning_env:MinMaxTuningVecEnv",
+        vector_entry_point="gymforge.envs.minmax.tuning_env:make_minmax_tuning_vec_env",
         kwargs={"game": "bilinear", "order": "simultaneous"},
         capabilities=Capabilities(batched=True, devices=("cpu", "cuda")),
         agents={"spectral": "gymforge.agents.minmax.tuning_agent:SpectralTuningAgent"},

@@ -12,7 +12,7 @@ SPECS: tuple[EnvSpec, ...] = (
         family="probe",
         summary="Probe env: name the shown target; exercises termination, truncation, autoreset",
         entry_point="gymforge.envs.probe.gym_env:ProbeEnv",
-        vector_entry_point="gymforge.envs.probe.gym_env:ProbeVecEnv",
+        vector_entry_point="gymforge.envs.probe.gym_env:make_probe_vec_env",
         capabilities=Capabilities(batched=True, devices=("cpu", "cuda")),
     ),
 )

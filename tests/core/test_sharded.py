@@ -13,7 +13,7 @@ import torch
 
 import gymforge  # noqa: F401  (registers the ids)
 from gymforge.core.conformance import check_sharded_equivalence
-from gymforge.core.sharded import ShardedVectorEnv, shard_bounds
+from gymforge.core.sharded import ShardedVectorEnv, shard_bounds, sharded
 from gymforge.envs.probe.gym_env import ProbeVecEnv
 
 PROBE = "Probe-Match-v0"
@@ -78,17 +78,17 @@ def test_bad_num_workers_is_refused_before_any_process_starts(workers):
 def test_workers_run_on_the_cpu_with_autoreset_only():
     # (a torch without CUDA refuses the device itself, first)
     with pytest.raises(ValueError, match=r"device must be 'cpu', got 'cuda'|no usable CUDA device"):
-        ProbeVecEnv(num_envs=4, num_workers=2, device="cuda")
+        sharded(ProbeVecEnv, num_workers=2, num_envs=4, device="cuda")
     with pytest.raises(ValueError, match="needs autoreset=True"):
-        ProbeVecEnv(num_envs=4, num_workers=2, autoreset=False)
-    with pytest.raises(TypeError, match="takes its other arguments by keyword"):
-        ProbeVecEnv(4, num_workers=2)
+        sharded(ProbeVecEnv, num_workers=2, num_envs=4, autoreset=False)
+    with pytest.raises(ValueError, match="needs autoreset=True"):
+        _probe(4, 2, autoreset=False)
 
 
 def test_one_worker_is_the_plain_env_in_this_process():
     assert type(_probe(4, 1)) is ProbeVecEnv
-    assert type(ProbeVecEnv(num_envs=4, num_workers=np.int64(1))) is ProbeVecEnv
-    env = ProbeVecEnv(num_envs=4, num_workers=2)  # (the class itself takes num_workers too)
+    assert type(_probe(4, np.int64(1))) is ProbeVecEnv
+    env = _probe(4, 2)
     try:
         assert isinstance(env, ShardedVectorEnv) and env.bounds == [(0, 2), (2, 4)]
     finally:
