@@ -9,10 +9,14 @@ from the instance's own counter-based stream, so a batch equals separate runs.
 
 The engine is split by job: ``state`` (the tensors and their resets), ``tensor_ops`` (the CPU-fast
 forms of the ops), ``compaction`` (sub-batches of the still-active instances), ``shortcuts``
-(what a line lets the engine skip), ``rounds`` (the settle loop and the rounds that spare a
-sweep), ``transfers`` (carriers moving) and ``work`` (puts, work, workers). This module holds
-the event loop and the full sweep. Station programs follow the SimPy engine; the phase table,
-the layout and the story of each shortcut are in ``docs/design/lineflow_engine.md``.
+(what a line lets the engine skip), ``event_loop`` (the event rounds), ``rounds`` (the settle
+loop and the rounds that spare a sweep), ``plain`` (settling by full sweeps alone),
+``transfers`` (carriers moving) and ``work`` (puts, work, workers). This module holds the
+engine's constants and the full sweep. Station programs follow the SimPy engine; the phase
+table, the layout and the story of each shortcut are in ``docs/design/lineflow_engine.md``.
+
+``Engine(line, shortcuts=False)`` turns every line-specific shortcut off and runs the plain
+rules (the same trajectories, bit for bit; see ``plain``).
 """
 
 from __future__ import annotations
