@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from gymforge.core import golden
-from gymforge.envs.lineflow.batched import compaction, engine, event_loop, rounds, shortcuts
+from gymforge.envs.lineflow.batched import compaction, engine, event_loop, rounds
 from gymforge.envs.lineflow.batched.vector_env import LineFlowVecEnv
 
 DOCUMENT = json.loads(golden.DEFAULT_FILE.read_text())
@@ -134,7 +134,8 @@ def test_plain_rules__equal_the_shortcuts_and_take_none_of_them(monkeypatch, sce
 
     for name in _SHORTCUT_METHODS:
         monkeypatch.setattr(engine.Engine, name, refuse(name))
-    monkeypatch.setattr(shortcuts, "_puts_take_time", refuse("_puts_take_time"))
+    for name in ("_puts_take_time", "_works_take_time"):  # (whether draws may wait)
+        monkeypatch.setattr(engine, name, refuse(name))
     plain = _drive(LineFlowVecEnv(num_envs=160, scenario=scenario, shortcuts=False), 21, 60)
     for a, b in zip(fast, plain, strict=True):
         assert a is None or torch.equal(a, b)
