@@ -14,7 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gymforge.core.extras import require
-from gymforge.envs.metabbo.dataset import MetaBBODataset
+from gymforge.envs.metabbo.dataset_format import MetaBBODataset
 
 #: prefix of a Minari dataset id where a dataset path is expected
 PREFIX = "minari:"

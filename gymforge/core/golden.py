@@ -99,14 +99,22 @@ def field_digest(value: Any) -> str:
     return digest.hexdigest()
 
 
-def trajectory(env_id: str, seed: int, vector: bool = True) -> dict[str, list[str]]:
-    """Per-field lists of per-step digests (step 0 is the reset: obs and info only)."""
+def trajectory(
+    env_id: str, seed: int, vector: bool = True, env_kwargs: dict[str, Any] | None = None
+) -> dict[str, list[str]]:
+    """Per-field lists of per-step digests (step 0 is the reset: obs and info only).
+
+    ``env_kwargs``: extra keyword arguments of the env (e.g. an engine option that must not
+    change the trajectory), none for the committed digests."""
     rng = np.random.default_rng(seed)
+    kwargs = env_kwargs or {}
     if vector:
-        env = gym.make_vec(env_id, num_envs=NUM_ENVS, vectorization_mode="vector_entry_point")
+        env = gym.make_vec(
+            env_id, num_envs=NUM_ENVS, vectorization_mode="vector_entry_point", **kwargs
+        )
         space, batch = env.single_action_space, NUM_ENVS
     else:
-        env = gym.make(env_id)
+        env = gym.make(env_id, **kwargs)
         space, batch = env.action_space, None
     try:
         obs, info = env.reset(seed=seed)

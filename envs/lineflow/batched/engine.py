@@ -9,10 +9,14 @@ from the instance's own counter-based stream, so a batch equals separate runs.
 
 The engine is split by job: ``state`` (the tensors and their resets), ``tensor_ops`` (the CPU-fast
 forms of the ops), ``compaction`` (sub-batches of the still-active instances), ``shortcuts``
-(what a line lets the engine skip), ``rounds`` (the settle loop and the rounds that spare a
-sweep), ``transfers`` (carriers moving) and ``work`` (puts, work, workers). This module holds
-the event loop and the full sweep. Station programs follow the SimPy engine; the phase table,
-the layout and the story of each shortcut are in ``docs/design/lineflow_engine.md``.
+(what a line lets the engine skip), ``event_loop`` (the event rounds), ``rounds`` (the settle
+loop and the rounds that spare a sweep), ``plain`` (settling by full sweeps alone),
+``transfers`` (carriers moving) and ``work`` (puts, work, workers). This module holds the
+engine's constants and the full sweep. Station programs follow the SimPy engine; the phase
+table, the layout and the story of each shortcut are in ``docs/design/lineflow_engine.md``.
+
+``Engine(line, shortcuts=False)`` turns every line-specific shortcut off and runs the plain
+rules (the same trajectories, bit for bit; see ``plain``).
 """
 
 from __future__ import annotations
@@ -27,10 +31,6 @@ from gymforge.envs.lineflow.batched.compaction import (
     _ALWAYS_WRITTEN,
     _READ_BY,
     _WRITTEN_BY,
-    _select,
-    _select_rng,
-    _worth_compacting,
-    _write_back,
 )
 from gymforge.envs.lineflow.batched.compiled import (
     EMPTY_TYPE,
@@ -44,6 +44,7 @@ from gymforge.envs.lineflow.batched.compiled import (
     KIND_SWITCH,
     CompiledLine,
 )
+from gymforge.envs.lineflow.batched.event_loop import _EventLoop
 from gymforge.envs.lineflow.batched.phases import (
     COMP_GETTING,
     COMP_WAIT,
@@ -54,6 +55,7 @@ from gymforge.envs.lineflow.batched.phases import (
     HANDLING,
     IN_POLL,
     MAG_POLL,
+    N_PHASES,
     OUT_CHECK,
     OUT_POLL,
     PUT_WAIT,
@@ -64,6 +66,7 @@ from gymforge.envs.lineflow.batched.phases import (
     WAIT,
     WORKING,
 )
+from gymforge.envs.lineflow.batched.plain import _Plain
 from gymforge.envs.lineflow.batched.rounds import _Rounds
 from gymforge.envs.lineflow.batched.shortcuts import (
     _LOG1P_AT_ZERO,
@@ -102,12 +105,19 @@ __all__ = ["Engine", "LineState", "initial_state", "reset_where"]
 
 WIDE_CACHE = 16  # batch sizes whose expanded constants ``Engine._wide`` keeps
 
+# the phase counts of a sweep under the plain rules: every rule runs, present phase or not
+_EVERY_PHASE = [1] * N_PHASES
 
-class Engine(_Rounds, _Transfers, _Work):
+
+class Engine(_EventLoop, _Rounds, _Plain, _Transfers, _Work):
     """Advances a ``LineState`` of a compiled line."""
 
-    def __init__(self, line: CompiledLine) -> None:
+    def __init__(self, line: CompiledLine, shortcuts: bool = True) -> None:
+        if not isinstance(shortcuts, bool):
+            raise TypeError(f"shortcuts must be True or False, got {shortcuts!r}")
         self.line = line
+        # False: the plain rules, every line-specific shortcut off (see ``plain``)
+        self.shortcuts = shortcuts
         self.col = col = LineColumns(line)
         device = line.kind.device
         kind = col.kind
@@ -136,16 +146,17 @@ class Engine(_Rounds, _Transfers, _Work):
         self._has_slowdown = bool((line.slowdown_max > 0).any())
         self._has_rework = bool((line.rework_probability > 0).any())
         # input and output buffers (and their timings) of lines without switches never change
-        # (R,) row indices, see ``_at``
+        # (R,) row indices, see ``_at``; the plain rules read the state's buffers everywhere
+        self._fixed_buffers = shortcuts and not self._has_switch
         self._fixed_in_last = line.slot_last[line.buffer_in]
         self._fixed_out_first = line.slot_first[line.buffer_out]
         self._fixed_get_time = line.get_time[line.buffer_in][:, None]
         self._fixed_put_time = line.put_time[line.buffer_out][:, None]
         self._fixed_put_scale = line.put_scale[line.buffer_out][:, None]
         # else carriers' types are not tracked at all (see ``LineState``)
-        self._typed = _types_decide(line, self._has_extra, self._assembly[:, 0])
+        self._typed = not shortcuts or _types_decide(line, self._has_extra, self._assembly[:, 0])
         # whether an assembly can ever scrap a component (else components are not timed)
-        self._can_fail = _assemblies_can_fail(line, self._assembly[:, 0])
+        self._can_fail = not shortcuts or _assemblies_can_fail(line, self._assembly[:, 0])
         self._condition_of_any = line.condition[0][:, None]  # (R, 1), for untyped lines
         present = {
             "types": self._typed,
@@ -177,7 +188,7 @@ class Engine(_Rounds, _Transfers, _Work):
         self._component_offset = self._row * line.component.shape[1]
         # with at most one component buffer per row (k is always 0 then), each row's component
         # buffer, its last slot and its getting time are fixed: (R,) indices, see ``_at``
-        self._one_component = line.component.shape[1] == 1
+        self._one_component = shortcuts and line.component.shape[1] == 1
         self._fixed_comp_buffer = line.component[:, 0]
         self._fixed_comp_last = line.slot_last[self._fixed_comp_buffer]
         self._fixed_comp_get_time = line.get_time[self._fixed_comp_buffer][:, None]
@@ -196,12 +207,13 @@ class Engine(_Rounds, _Transfers, _Work):
         # the skill of every worker at every station of its pool, when it is one number
         # (a float64 0-d tensor, so that ``where`` keeps float64), else None
         at_station = line.worker_skill.gather(1, line.worker_station).unique()
-        self._station_skill = at_station.reshape(()) if at_station.numel() == 1 else None
+        one_skill = shortcuts and at_station.numel() == 1
+        self._station_skill = at_station.reshape(()) if one_skill else None
         self._worker_offset = (
             torch.arange(line.n_workers, device=device)[:, None] * line.rows
         )  # (W, 1)
         self._transition = line.worker_transition[:, None]  # (W, 1)
-        self._instant_walks = bool((line.worker_transition == 0).any())
+        self._instant_walks = not shortcuts or bool((line.worker_transition == 0).any())
         # the phase after WORKING ends, by row: a switch checks its output, a sequential process
         # turns to its next part, a sink without output starts again, the others put their
         # carrier on (a sink's output, like every non-switch row's, never changes)
@@ -220,13 +232,13 @@ class Engine(_Rounds, _Transfers, _Work):
         # magazines and collectors never work)
         works = ~(self._magazine | self._collector)
         zero = (col.processing_time == 0) & (col.noise_scale == 0)
-        self._zero_work = bool((self._ends_simply & works & zero).any())
+        self._zero_work = shortcuts and bool((self._ends_simply & works & zero).any())
         # whether a row ever puts a carrier on the null buffer (see ``_finish_put``)
-        self._puts_on_null = self._has_switch or bool((no_out & ~self._sink).any())
+        self._puts_on_null = not shortcuts or self._has_switch or bool((no_out & ~self._sink).any())
         # whether the sweeps leave their claims' put times to ``_claim_only`` (see
         # ``_puts_take_time``)
         never_puts = ((self._after_work == START) | self._collector)[:, 0]
-        self._defer_puts = _puts_take_time(line, never_puts, self._switch[:, 0])
+        self._defer_puts = shortcuts and _puts_take_time(line, never_puts, self._switch[:, 0])
         # whether they leave the numbers of the works they start to it too (see
         # ``_works_take_time``), on lines where nothing else decides a work time or draws
         simple_work = not (
@@ -298,79 +310,6 @@ class Engine(_Rounds, _Transfers, _Work):
         self._last_wide = wide
         return wide
 
-    # --- the event loop ---------------------------------------------------------------------
-    def next_event(self, state: LineState) -> torch.Tensor:
-        """Earliest pending timer, slot arrival or worker arrival of each instance (B,).
-
-        ``ready`` is finite exactly at the slots of moving carriers (held, not yet arrived), so
-        its minimum over the slots is the earliest slot arrival.
-        """
-        return self._next_events(state)[1]
-
-    def _next_events(self, state: LineState) -> tuple[torch.Tensor, torch.Tensor]:
-        """Each instance's earliest timer or slot arrival, and its earliest event (``next_event``:
-        the same, or a worker arrival), both (B,)."""
-        timed = torch.minimum(state.wake.amin(dim=0), state.ready.amin(dim=0))
-        if self.line.n_workers:
-            return timed, torch.minimum(timed, state.w_arrive.amin(dim=0))
-        return timed, timed
-
-    def advance(self, state: LineState, until: torch.Tensor, rng: InstanceRNG) -> None:
-        """Process every event strictly before ``until`` (B,) and set the clocks to ``until``.
-
-        Each event round moves the instances with an event before ``until`` to their next
-        event time and settles them there (see ``_settle``). An instance without an event
-        before ``until`` in one round has none in any later round (only its own events change
-        it), so when few enough are left, they are gathered into a smaller batch once, which
-        runs all the remaining rounds (shrinking again as it goes) and is written back once.
-        """
-        if self.line.n_workers:
-            self._arrive_walkers_now(state, until)
-        self._advance(state, until, rng)
-
-    def _arrive_walkers_now(self, state: LineState, until: torch.Tensor) -> None:
-        """Workers whose walk ends at the very start of ``advance`` (``w_arrive == now``, before
-        ``until``) arrive, before the event rounds.
-
-        The first round would let them arrive at ``now`` first thing: in a sweep, workers
-        arrive after ``_slots`` (which no worker affects) and before every other rule, and in
-        an instance whose only event they are, ``_arrive_walkers_only`` does just this. An
-        action is taken at a whole step and a walk lasts a whole number of steps in most lines,
-        so most instances have such walkers at the start of a step: arriving here spares a
-        round over the whole batch (its ``next_event`` and ``_arrive_walkers_only``).
-        """
-        now = state.now[None]
-        arriving = (state.w_arrive <= now) & (state.now < until)[None]
-        self._workers_arrive(state, None, arriving)
-
-    def _advance(self, state: LineState, until: torch.Tensor, rng: InstanceRNG) -> None:
-        """``advance`` after its start: the event rounds (see ``advance``)."""
-        batch = until.shape[0]
-        while True:
-            t_timed, t_next = self._next_events(state)
-            active = t_next < until
-            n_active = int(active.sum())
-            if n_active == 0:
-                break
-            if _worth_compacting(n_active, batch):
-                index = torch.nonzero(active).squeeze(1)
-                sub_state, sub_rng = _select(state, index, self._used), _select_rng(rng, index)
-                self._advance(sub_state, until.index_select(0, index), sub_rng)
-                _write_back(state, sub_state, index, self._written)
-                rng.counter.index_copy_(0, index, sub_rng.counter)
-                break
-            state.now = torch.where(active, t_next, state.now)
-            if self.line.n_workers or self._has_switch:
-                if self.line.n_workers:
-                    active = self._arrive_walkers_only(state, active, t_timed <= t_next)
-                if self._has_switch:
-                    active = self._poll_again_only(state, active)
-                n_active = int(active.sum())
-                if n_active == 0:
-                    continue
-            self._settle(state, active, n_active, rng)
-        state.now = until.clone()
-
     def apply_action(self, state: LineState, action: torch.Tensor) -> None:
         """Apply a batched ``MultiDiscrete`` action (B, A) in the layout of ``features.action_slots``."""
         line = self.line
@@ -427,7 +366,7 @@ class Engine(_Rounds, _Transfers, _Work):
         unblocked = False  # whether a take or a put may have let carriers move on
         # how many due rows are in each phase: a due rule whose phase is absent is skipped (no
         # rule of the due block leads to a phase that a later due rule reads)
-        due_in = _phase_counts(due, phase, w)
+        due_in = _phase_counts(due, phase, w) if self.shortcuts else _EVERY_PHASE
 
         if sum(due_in):
             # PUTTING ends: the carrier arrives in the first slot; switches may alternate.
@@ -548,7 +487,7 @@ class Engine(_Rounds, _Transfers, _Work):
         # The rules below read the phases as earlier rules leave them; ``now_in`` counts the
         # active rows per phase here, and a rule runs when its phase or one leading to it
         # within the sweep is present (START -> GET_WAIT; OUT_CHECK, SEQ_NEXT -> PUT_WAIT).
-        now_in = _phase_counts(act, phase, w)
+        now_in = _phase_counts(act, phase, w) if self.shortcuts else _EVERY_PHASE
         # START.
         if now_in[START]:
             starting = _only(act, phase == w.phase(START))
@@ -566,7 +505,9 @@ class Engine(_Rounds, _Transfers, _Work):
             unblocked = True
             phase = _choose(ready, GETTING, phase)
             get_time = (
-                _lookup(line.get_time, state.cur_in) if self._has_switch else self._fixed_get_time
+                self._fixed_get_time
+                if self._fixed_buffers
+                else _lookup(line.get_time, state.cur_in)
             )
             state.wake = torch.where(ready, now + get_time, state.wake)
         # COMP_WAIT: take an arrived component carrier from the k-th component buffer.
@@ -613,6 +554,6 @@ class Engine(_Rounds, _Transfers, _Work):
                 undrawn.claimed = free
             else:
                 self._start_put(state, free, rng)
-        if unblocked:
+        if unblocked and self.shortcuts:  # (the plain rules move them in the next sweep)
             self._move_on(state, act)
         return undrawn

@@ -144,7 +144,8 @@ class _Transfers:
 
         Without arrivals no carrier can move on: none could after the last sweep (its own moves
         or ``_move_on``'s came last), and nothing since frees a slot (``_claim_only`` and
-        ``_work_ends_only`` only fill first slots or touch none), so the moves are skipped.
+        ``_work_ends_only`` only fill first slots or touch none), so the moves are skipped;
+        under the plain rules, which have no ``_move_on``, they are not.
         """
         act = None if active is None else active[None]
         now = state.now[None]
@@ -153,6 +154,8 @@ class _Transfers:
             state.arrived.logical_or_(arriving)
             ready = state.ready  # (a where in place: faster than masked_fill_)
             torch.where(arriving, _scalar(INF, ready), ready, out=ready)
+            self._move(state, act)
+        elif not self.shortcuts:  # (the plain rules move carriers on only here: see ``plain``)
             self._move(state, act)
 
     def _move(self, state: LineState, act: torch.Tensor | None) -> None:
@@ -230,26 +233,26 @@ class _Transfers:
     def _in_last_slot(self, state: LineState) -> torch.Tensor:
         """Flat slot index of the last slot of each row's ``cur_in``: (R, B), or (R,) when no
         switch changes it (an index for ``_at``)."""
-        if self._has_switch:  # only switches change their input buffer
+        if not self._fixed_buffers:  # (only switches change their input buffer)
             return self._last_slot(state.cur_in)
         return self._fixed_in_last
 
     def _out_first_slot(self, state: LineState) -> torch.Tensor:
         """Flat slot index of the first slot of each row's ``cur_out``, as ``_in_last_slot``."""
-        if self._has_switch:  # only switches change their output buffer
+        if not self._fixed_buffers:  # (only switches change their output buffer)
             return _lookup(self.line.slot_first, state.cur_out)
         return self._fixed_out_first
 
     def _cur_in(self, state: LineState) -> torch.Tensor:
         """Each row's input buffer: the state's (R, B) when switches change it, else the line's
         (R,) (an index for ``_at``)."""
-        if self._has_switch:
+        if not self._fixed_buffers:
             return state.cur_in
         return self.line.buffer_in
 
     def _cur_out(self, state: LineState) -> torch.Tensor:
         """Each row's output buffer, as ``_cur_in``."""
-        if self._has_switch:
+        if not self._fixed_buffers:
             return state.cur_out
         return self.line.buffer_out
 

@@ -39,6 +39,8 @@ class LineFlowVecEnv(TorchVectorEnv):
         autoreset: SAME_STEP autoreset (the scalar view turns it off).
         scenario, scenario_kwargs, line, horizon, step_size, reward, scrap_factor: as for
             ``LineFlowEnv``; ``reward`` must be ``"parts"`` for now.
+        shortcuts: False runs the engine's plain rules, every line-specific shortcut off (the
+            same trajectories, slower; see ``batched.plain``).
     """
 
     shared_attributes = ("line", "features", "action_slots", "horizon", "step_size", "max_steps")
@@ -55,7 +57,10 @@ class LineFlowVecEnv(TorchVectorEnv):
         step_size: float = 1.0,
         reward: str = "parts",
         scrap_factor: float | None = None,
+        shortcuts: bool = True,
     ) -> None:
+        if not isinstance(shortcuts, bool):
+            raise TypeError(f"shortcuts must be True or False, got {shortcuts!r}")
         spec, _ = resolve_line(scenario, scenario_kwargs, line)
         check_timing(horizon, step_size)
         if reward not in BATCHED_REWARDS:
@@ -75,7 +80,7 @@ class LineFlowVecEnv(TorchVectorEnv):
         action_space = spaces.MultiDiscrete(action_nvec(spec))
         super().__init__(num_envs, observation_space, action_space, device, autoreset)
         self.compiled = compile_line(spec, self.device)
-        self.engine = Engine(self.compiled)
+        self.engine = Engine(self.compiled, shortcuts=shortcuts)
         self.observer = Observer(self.compiled, self.horizon)
         self.state = initial_state(self.compiled, self.num_envs)
         self._steps = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)

@@ -126,7 +126,7 @@ class _Work:
         """Rows in ``mask`` (R, B) start putting on, with their numbers ``u`` (R, B;
         ``logged``: already as ``log1p(-u)``)."""
         line = self.line
-        if self._has_switch:
+        if not self._fixed_buffers:
             put_time = _lookup(line.put_time, state.cur_out)
             put_scale = _lookup(line.put_scale, state.cur_out)
         else:
@@ -158,10 +158,16 @@ class _Work:
         if line.n_workers:
             self._take_workers(state, mask & w.takes_at_work)
         # the second number of a row's pair decides rework: without rework anywhere it is
-        # never used, so only the first ones are computed (the same draw)
-        drawn = _uniform_pairs if self._has_rework else _uniform_firsts
+        # never used, so only the first ones are computed (the same draw; the plain rules
+        # compute both)
         deferred = self._defer_work
-        u = _LOG1P_AT_ZERO if deferred else drawn(rng, line.rows, _any_rows(mask))
+        if deferred:
+            u = _LOG1P_AT_ZERO
+        elif self._has_rework or not self.shortcuts:
+            u = _uniform_pairs(rng, line.rows, _any_rows(mask))
+            u = u if self._has_rework else u[:, 0]
+        else:
+            u = _uniform_firsts(rng, line.rows, _any_rows(mask))
         factor = (
             torch.where(w.pooled, state.factor, _scalar(1.0, state.factor))
             if line.n_workers
