@@ -5,8 +5,8 @@ logged plays of one instance as **one Minari episode of N steps**: the plays of 
 ``gym.make(ID, horizon=N, action_format="ids", **kwargs)`` reset with the dataset's seed (which
 draws the logged instance), one step per play. An episode of that env is exactly a run of plays
 on one instance, and adaptive logging policies (ucb/lcb/emp) depend on the plays before them, so
-the order is part of the data. (One one-step episode per play was measured too: Minari's HDF5
-storage costs about 2.6 ms and 19 KB per episode, 26 s and 190 MB for 10,000 plays.)
+the order is part of the data. (Why not one one-step episode per play, and what the format
+costs: ``docs/design/offcmab_minari.md``.)
 
 | Minari field | what it holds |
 |---|---|
