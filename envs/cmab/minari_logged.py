@@ -153,6 +153,38 @@ def write_minari(
     return dataset
 
 
+def collect_minari(
+    env_id: str,
+    logging: str,
+    n: int,
+    name: str,
+    *,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    block: int | None = None,
+    q: float = 0.5,
+    delta: float = 0.1,
+    root: str | Path | None = None,
+    overwrite: bool = False,
+) -> Any:
+    """Collect like :func:`gymforge.envs.cmab.collect.collect` and write the Minari dataset
+    ``name`` instead of a folder; returns the ``minari.MinariDataset``."""
+    check_target(name, root, overwrite)
+    plays, metadata = log_dataset(
+        env_id,
+        logging,
+        n,
+        seed=seed,
+        env_kwargs=env_kwargs,
+        block=block,
+        q=q,
+        delta=delta,
+        with_steps=True,
+    )
+    problem = problem_for(env_id, env_kwargs)
+    return write_minari(plays, metadata, problem, name, root=root, overwrite=overwrite)
+
+
 def read_minari(name: str, root: str | Path | None = None) -> tuple[dict[str, np.ndarray], dict]:
     """The record arrays and metadata of the Off-CMAB Minari dataset ``name`` (``minari:`` prefix
     optional), exactly as collected.
@@ -245,28 +277,3 @@ def _version() -> str:
         return version("gymforge")
     except PackageNotFoundError:  # pragma: no cover - a source tree without an install
         return "unknown"
-
-
-def collect_minari(
-    env_id: str,
-    logging: str,
-    n: int,
-    name: str,
-    *,
-    seed: int = 0,
-    env_kwargs: dict[str, Any] | None = None,
-    block: int | None = None,
-    q: float = 0.5,
-    delta: float = 0.1,
-    root: str | Path | None = None,
-    overwrite: bool = False,
-) -> Any:
-    """Collect like :func:`gymforge.envs.cmab.collect.collect` and write the Minari dataset
-    ``name`` instead of a folder; returns the ``minari.MinariDataset``."""
-    check_target(name, root, overwrite)
-    plays, metadata = log_dataset(
-        env_id, logging, n, seed=seed, env_kwargs=env_kwargs, block=block, q=q, delta=delta,
-        with_steps=True,
-    )  # fmt: skip
-    problem = problem_for(env_id, env_kwargs)
-    return write_minari(plays, metadata, problem, name, root=root, overwrite=overwrite)

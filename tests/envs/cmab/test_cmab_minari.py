@@ -150,6 +150,8 @@ def test_cli_checks_its_targets_before_any_work(tmp_path, minari_home, capsys):
     assert "--minari must be a Minari dataset id" in capsys.readouterr().err
     assert collect("OffCMAB-KPath-v0", minari_home, *base, "--minari", "k-v0") == 0
     assert "minari:k-v0" in capsys.readouterr().out
+    assert main(["dataset", "info", "minari:k-v0", "--minari-root", str(minari_home)]) == 0
+    assert '"kind": "offcmab-logged-plays"' in capsys.readouterr().out
     out = tmp_path / "folder"
     again = [*base, "--minari", "k-v0", "--out", str(out)]
     assert collect("OffCMAB-KPath-v0", minari_home, *again) == 2
