@@ -9,17 +9,15 @@ an SB3 ``model.zip``, an on-device ``policy.pt``, a ``gymforge train`` run folde
 as the Minari dataset ``NAME`` (Minari's ``name-v0`` naming) under Minari's datasets
 folder (``MINARI_DATASETS_PATH``, or ``--minari-root``). ``minari.load_dataset(NAME)`` reads it
 back; its description holds what produced it (id, kwargs, agent, seeds, gymforge version).
-Ids with a family collector (MetaBBO, Off-CMAB) keep theirs; MetaBBO's exports to Minari too.
+Ids with a family collector (MetaBBO, Off-CMAB) keep theirs; both export to Minari too.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,23 +25,9 @@ import gymnasium as gym
 import numpy as np
 
 from gymforge.core.extras import require
+from gymforge.core.minari_folder import minari_root
 
-
-@contextlib.contextmanager
-def minari_root(root: str | Path | None) -> Iterator[None]:
-    """Point Minari at the datasets folder ``root`` for the block (None: Minari's default)."""
-    if root is None:
-        yield
-        return
-    previous = os.environ.get("MINARI_DATASETS_PATH")
-    os.environ["MINARI_DATASETS_PATH"] = str(Path(root).resolve())
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("MINARI_DATASETS_PATH", None)
-        else:
-            os.environ["MINARI_DATASETS_PATH"] = previous
+__all__ = ["collect_cli", "collect_minari", "load_minari", "minari_root"]
 
 
 def collect_minari(
@@ -141,8 +125,9 @@ def collect_cli(env_id: str, argv: Sequence[str]) -> int:
     """``gymforge dataset collect ID --agent NAME|PATH --episodes N --minari NAME``."""
     parser = argparse.ArgumentParser(
         prog=f"gymforge dataset collect {env_id}",
-        description="Run an agent for some episodes and write them as a Minari dataset "
-        "(through minari.DataCollector).",
+        description="Run an agent for some episodes and write them as a Minari dataset: each "
+        "episode kept as a minari EpisodeBuffer, all written with "
+        "minari.create_dataset_from_buffers.",
     )
     parser.add_argument(
         "--agent",

@@ -103,7 +103,8 @@ def dataset_sha256(arrays: dict[str, Any], metadata: dict[str, Any]) -> str:
 
 
 def folder_sha256(path: str | Path) -> str:
-    """:func:`dataset_sha256` of a dataset folder written by ``gymforge dataset collect``."""
+    """:func:`dataset_sha256` of a dataset written by ``gymforge dataset collect``: its folder,
+    or ``"minari:NAME"`` for its Minari export (the same records give the same hash)."""
     from gymforge.envs.cmab.datasets import load_dataset
 
     dataset = load_dataset(path)

@@ -81,11 +81,29 @@ class OfflineAgent:
         """Nothing to reset: the fitted super arm stays."""
 
     def fit(self, dataset: LoggedDataset | str | Path) -> np.ndarray:
-        """Learn the super arm from ``dataset`` (a :class:`LoggedDataset` or its folder)."""
+        """Learn the super arm from ``dataset``: a :class:`LoggedDataset`, its folder, or
+        ``"minari:NAME"`` for a Minari dataset written by the collector's ``--minari NAME``
+        (found under ``MINARI_DATASETS_PATH``)."""
         if not isinstance(dataset, LoggedDataset):
             dataset = load_dataset(dataset)
-        if dataset.problem.public_config() != self.vector.problem.public_config():
-            raise ValueError("the dataset was logged on a different problem than this env's")
+        problem = self.vector.problem
+        if dataset.problem.name != problem.name:
+            raise ValueError(
+                f"dataset: env_id {dataset.metadata.get('env_id')!r} logs the application "
+                f"{dataset.problem.name!r}, but this env is {problem.name!r}; collect the "
+                "dataset on this env's id"
+            )
+        if dataset.problem.public_config() != problem.public_config():
+            changed = sorted(
+                key
+                for key, value in problem.public_config().items()
+                if dataset.problem.public_config().get(key) != value
+            )
+            raise ValueError(
+                f"dataset: logged on a different {problem.name} problem than this env's "
+                f"(problem fields {changed} differ; dataset env_kwargs "
+                f"{dataset.metadata.get('env_kwargs')})"
+            )
         instance = (str(dataset.metadata["instance_params_hash"]), int(dataset.metadata["seed"]))
         self._checked_params = None
         self._check_instance(instance)  # before any state changes

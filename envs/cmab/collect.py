@@ -13,9 +13,9 @@ compact record format:
 
 It is written with :func:`gymforge.core.datasets.write_dataset` (atomic, sha256 checksum) with the
 metadata: env id and kwargs, application, logging policy and its options, n, seed, the hash of
-the instance's parameters and the problem's structure. Minari is not used: it stores RL episodes
-(observation, action, reward, termination per step), and a logged bandit play is one record with
-a variable set of triggered arms and no episode structure.
+the instance's parameters and the problem's structure. With ``--minari NAME`` (instead of or
+besides ``--out``) the same records are also written as a Minari dataset, one episode of ``n``
+steps; :mod:`gymforge.envs.cmab.minari_logged` documents that mapping and reads it back.
 
 The plays of record ``t`` draw from their own counter-based stream keyed by ``(seed, t)``, so a
 dataset does not depend on the block size used to collect it.
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,22 @@ def _record_rng(seed: int, start: int, rows: int) -> InstanceRNG:
     return InstanceRNG(seed=records, counter=torch.zeros_like(records), key=key)
 
 
+@dataclass(frozen=True)
+class LoggedPlays:
+    """What a logging run produced: the records, and (on request) what the env showed.
+
+    Attributes:
+        records: the record arrays of the application (see the module docstring).
+        rewards: ``(n,)`` float32, the realised reward of each play (``None`` unless asked for).
+        features: ``(n, feedback_dim)`` float32, the env's observation features of each play's
+            feedback (the observation without its step counter; ``None`` unless asked for).
+    """
+
+    records: dict[str, np.ndarray]
+    rewards: np.ndarray | None = None
+    features: np.ndarray | None = None
+
+
 def collect_records(
     problem: Problem,
     params: Params,
@@ -86,6 +103,23 @@ def collect_records(
         q: seed probability of the ``independent`` policy, in (0, 1).
         delta: confidence level of the adaptive policies' bounds, ``log(4 m n / delta)``.
     """
+    return log_plays(problem, params, logging, n, seed, block=block, q=q, delta=delta).records
+
+
+def log_plays(
+    problem: Problem,
+    params: Params,
+    logging: str,
+    n: int,
+    seed: int,
+    *,
+    block: int | None = None,
+    q: float = 0.5,
+    delta: float = 0.1,
+    with_steps: bool = False,
+) -> LoggedPlays:
+    """:func:`collect_records`, and with ``with_steps`` each play's reward and observation
+    features too (the same records either way: both come from the same plays)."""
     check_policy(problem, logging)
     n = check_int("n", n, 1)
     if not 0.0 < q < 1.0:
@@ -100,24 +134,58 @@ def collect_records(
     counts = np.zeros(problem.n_arms)
     sums = np.zeros(problem.n_arms)
     parts: dict[str, list[np.ndarray]] = {key: [] for key in RECORD_DTYPES[problem.name]}
+    rewards: list[np.ndarray] = []
+    features: list[np.ndarray] = []
     for start in range(0, n, block):
         rows = min(block, n - start)
         arm = propose(
             problem, logging, rows, counts, sums, start, generator, q=q, log_term=log_term
         )
         expanded = {name: value.expand(rows, *value.shape[1:]) for name, value in params.items()}
-        _, feedback = problem.play(expanded, arm, _record_rng(seed, start, rows))
+        reward, feedback = problem.play(expanded, arm, _record_rng(seed, start, rows))
         chunk = {
             key: feedback[key].cpu().numpy().astype(dtype)
             for key, dtype in RECORD_DTYPES[problem.name].items()
         }
         for key, value in chunk.items():
             parts[key].append(value)
+        if with_steps:
+            observation = problem.observation(expanded, feedback)[0]
+            rewards.append(reward.cpu().numpy().astype(np.float32))
+            features.append(observation[:, : problem.feedback_dim].cpu().numpy())
         if adaptive:
             block_counts, block_sums = problem.arm_statistics(chunk)
             counts += block_counts
             sums += block_sums
-    return {key: np.concatenate(values) for key, values in parts.items()}
+    records = {key: np.concatenate(values) for key, values in parts.items()}
+    if not with_steps:
+        return LoggedPlays(records)
+    return LoggedPlays(records, np.concatenate(rewards), np.concatenate(features))
+
+
+def logged_metadata(
+    env_id: str,
+    env_kwargs: dict[str, Any] | None,
+    problem: Problem,
+    params: Params,
+    logging: str,
+    n: int,
+    seed: int,
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    """What a dataset records about its origin, in the folder and the Minari format alike."""
+    return {
+        "kind": DATASET_KIND,
+        "env_id": env_id,
+        "env_kwargs": env_kwargs or {},
+        "application": problem.name,
+        "logging": logging,
+        "logging_options": options,
+        "n": int(n),
+        "seed": int(seed),
+        "instance_params_hash": params_hash(params),
+        "problem": problem.public_config(),
+    }
 
 
 def collect(
@@ -134,22 +202,33 @@ def collect(
     overwrite: bool = False,
 ) -> Path:
     """Collect a dataset of ``env_id``'s instance ``seed`` and write it to ``out`` (atomically)."""
+    plays, metadata = log_dataset(
+        env_id, logging, n, seed=seed, env_kwargs=env_kwargs, block=block, q=q, delta=delta
+    )
+    return write_dataset(out, plays.records, metadata, overwrite=overwrite)
+
+
+def log_dataset(
+    env_id: str,
+    logging: str,
+    n: int,
+    *,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    block: int | None = None,
+    q: float = 0.5,
+    delta: float = 0.1,
+    with_steps: bool = False,
+) -> tuple[LoggedPlays, dict[str, Any]]:
+    """The plays of ``env_id``'s instance ``seed`` and their metadata, in memory (nothing written)."""
     problem = problem_for(env_id, env_kwargs)
     params = instance_params(problem, seed)
-    arrays = collect_records(problem, params, logging, n, seed, block=block, q=q, delta=delta)
-    metadata = {
-        "kind": DATASET_KIND,
-        "env_id": env_id,
-        "env_kwargs": env_kwargs or {},
-        "application": problem.name,
-        "logging": logging,
-        "logging_options": {"block": block, "q": q, "delta": delta},
-        "n": int(n),
-        "seed": int(seed),
-        "instance_params_hash": params_hash(params),
-        "problem": problem.public_config(),
-    }
-    return write_dataset(out, arrays, metadata, overwrite=overwrite)
+    plays = log_plays(
+        problem, params, logging, n, seed, block=block, q=q, delta=delta, with_steps=with_steps
+    )
+    options = {"block": block, "q": q, "delta": delta}
+    metadata = logged_metadata(env_id, env_kwargs, problem, params, logging, n, seed, options)
+    return plays, metadata
 
 
 def _parser(env_id: str) -> argparse.ArgumentParser:
@@ -157,7 +236,8 @@ def _parser(env_id: str) -> argparse.ArgumentParser:
         prog=f"gymforge dataset collect {env_id}",
         description=(
             "Log n plays of one OffCMAB instance (the one reset(seed=SEED) draws) by a logging "
-            "policy and write a checked dataset folder (data.npz + metadata.json with sha256)."
+            "policy and write a checked dataset folder (--out: data.npz + metadata.json with "
+            "sha256), a Minari dataset (--minari: one episode of n steps), or both."
         ),
     )
     policies = sorted({name for names in POLICIES.values() for name in names})
@@ -171,7 +251,16 @@ def _parser(env_id: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--n", "--plays", dest="n", type=int, required=True, help="number of logged plays"
     )
-    parser.add_argument("--out", required=True, help="dataset folder to write")
+    parser.add_argument("--out", default=None, help="dataset folder to write")
+    parser.add_argument(
+        "--minari",
+        default=None,
+        metavar="NAME",
+        help="also (or only) write the Minari dataset NAME, e.g. cascade-uniform-v0",
+    )
+    parser.add_argument(
+        "--minari-root", default=None, help="Minari datasets folder (default: Minari's own)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="instance seed (default 0)")
     parser.add_argument(
         "--kwargs", default="{}", help="env kwargs as JSON, e.g. '{\"n_items\": 50}'"
@@ -186,24 +275,44 @@ def _parser(env_id: str) -> argparse.ArgumentParser:
 def collect_cli(env_id: str, argv: list[str]) -> int:
     """Entry point of ``gymforge dataset collect OffCMAB-...`` (see ``--help``)."""
     args = _parser(env_id).parse_args(argv)
+    if args.out is None and args.minari is None:
+        raise ValueError(
+            "give --out DIR (a dataset folder), --minari NAME (a Minari dataset) or both"
+        )
     try:
         env_kwargs = json.loads(args.kwargs)
     except json.JSONDecodeError as error:
         raise ValueError(f"--kwargs must be a JSON object: {error}") from None
     if not isinstance(env_kwargs, dict):
         raise ValueError(f"--kwargs must be a JSON object, got {args.kwargs!r}")
+    if args.out is not None and Path(args.out).exists() and not args.overwrite:
+        raise ValueError(f"--out {args.out!r} exists; pass --overwrite to replace it")
+    if args.minari is not None:
+        from gymforge.envs.cmab.minari_logged import check_target
+
+        check_target(args.minari, args.minari_root, args.overwrite)
     torch.set_num_threads(1)
-    path = collect(
+    plays, metadata = log_dataset(
         env_id,
         args.logging,
         args.n,
-        args.out,
         seed=args.seed,
         env_kwargs=env_kwargs,
         block=args.block,
         q=args.q,
         delta=args.delta,
-        overwrite=args.overwrite,
+        with_steps=args.minari is not None,
     )
-    print(f"wrote {args.n} {args.logging} plays of {env_id} (seed {args.seed}) to {path}")
+    what = f"{args.n} {args.logging} plays of {env_id} (seed {args.seed})"
+    if args.out is not None:
+        path = write_dataset(args.out, plays.records, metadata, overwrite=args.overwrite)
+        print(f"wrote {what} to {path}")
+    if args.minari is not None:
+        from gymforge.envs.cmab.minari_logged import write_minari
+
+        problem = problem_for(env_id, env_kwargs)
+        write_minari(
+            plays, metadata, problem, args.minari, root=args.minari_root, overwrite=args.overwrite
+        )
+        print(f"wrote {what} to the Minari dataset {args.minari} (read it as minari:{args.minari})")
     return 0

@@ -1,8 +1,9 @@
 """Load logged Off-CMAB datasets and compute their data-coverage coefficients.
 
 :func:`load_dataset` checks the checksum and the record schema of a dataset written by
-:mod:`gymforge.envs.cmab.collect` and rebuilds the instance it was logged from (checking the
-recorded parameter hash), so learners get the records and evaluators the true parameters.
+:mod:`gymforge.envs.cmab.collect` (a folder, or ``"minari:NAME"`` for its Minari export, see
+:mod:`gymforge.envs.cmab.minari_logged`) and rebuilds the instance it was logged from (checking
+the recorded parameter hash), so learners get the records and evaluators the true parameters.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import torch
 
 from gymforge.core.datasets import ArraySchema, DatasetError, read_dataset
+from gymforge.core.minari_folder import is_minari_name
 from gymforge.envs.cmab.collect import DATASET_KIND, RECORD_DTYPES, problem_for
 from gymforge.envs.cmab.problem import Params, Problem, instance_params, params_hash
 
@@ -53,33 +55,46 @@ def _schema(application: str) -> dict[str, ArraySchema]:
     return {key: ArraySchema(kinds[dtype]) for key, dtype in RECORD_DTYPES[application].items()}
 
 
-def load_dataset(path: str | Path) -> LoggedDataset:
-    """Load and check an Off-CMAB dataset.
+def load_dataset(path: str | Path, *, minari_root: str | Path | None = None) -> LoggedDataset:
+    """Load and check an Off-CMAB dataset: a dataset folder, or ``"minari:NAME"`` for the Minari
+    dataset ``NAME`` (under ``minari_root``, else ``MINARI_DATASETS_PATH`` or Minari's default)
+    written by the collector's ``--minari NAME``. Both give the same :class:`LoggedDataset`.
 
     Raises:
         DatasetError: checksum mismatch, missing or mistyped arrays, records of different
             lengths, ids out of range, or an instance whose parameters no longer hash to the
-            recorded value (e.g. the env's defaults changed since the data were logged).
+            recorded value (e.g. the env's defaults changed since the data were logged); for a
+            Minari name also a missing dataset or one that is not Off-CMAB logged plays.
     """
+    if is_minari_name(path):
+        from gymforge.envs.cmab.minari_logged import read_minari
+
+        arrays, metadata = read_minari(str(path), minari_root)
+        return _bind(arrays, metadata, str(path))
     raw = read_dataset(path, expect={"kind": DATASET_KIND})
     application = raw.metadata.get("application")
     if application not in RECORD_DTYPES:
         raise DatasetError(f"{path}: unknown application {application!r}")
     raw = read_dataset(path, _schema(application))
-    lengths = {key: value.shape[0] for key, value in raw.arrays.items()}
-    if len(set(lengths.values())) != 1 or next(iter(lengths.values())) != raw.metadata["n"]:
+    return _bind(dict(raw.arrays), dict(raw.metadata), path)
+
+
+def _bind(arrays: dict[str, np.ndarray], metadata: dict[str, Any], path: Any) -> LoggedDataset:
+    """Check the records against the metadata and rebuild the logged instance (hash-checked)."""
+    lengths = {key: value.shape[0] for key, value in arrays.items()}
+    if len(set(lengths.values())) != 1 or next(iter(lengths.values())) != metadata["n"]:
         raise DatasetError(
-            f"{path}: record arrays must all have n={raw.metadata['n']} rows, got {lengths}"
+            f"{path}: record arrays must all have n={metadata['n']} rows, got {lengths}"
         )
-    problem = problem_for(raw.metadata["env_id"], raw.metadata.get("env_kwargs"))
-    params = instance_params(problem, int(raw.metadata["seed"]))
-    if params_hash(params) != raw.metadata["instance_params_hash"]:
+    problem = problem_for(metadata["env_id"], metadata.get("env_kwargs"))
+    params = instance_params(problem, int(metadata["seed"]))
+    if params_hash(params) != metadata["instance_params_hash"]:
         raise DatasetError(
             f"{path}: the instance rebuilt from env_id/env_kwargs/seed does not match the recorded "
             "instance_params_hash"
         )
-    _check_ids(problem, raw.arrays, path)
-    return LoggedDataset(dict(raw.arrays), dict(raw.metadata), problem, params)
+    _check_ids(problem, arrays, path)
+    return LoggedDataset(arrays, metadata, problem, params)
 
 
 def _check_ids(problem: Problem, arrays: dict[str, np.ndarray], path: Any) -> None:

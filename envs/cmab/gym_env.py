@@ -58,6 +58,15 @@ _EVALUATION = """
     With ``horizon=1`` the regret is the suboptimality gap of the one super arm played.
 """
 
+_DATASETS = """
+    Logged datasets of one instance (the one ``reset(seed=SEED)`` draws) come from ``gymforge
+    dataset collect {id} --agent POLICY --n N --seed SEED``, written as a checked folder
+    (``--out data/{name}``), as a Minari dataset (``--minari {name}-uniform-v0``: one episode
+    of ``N`` steps, actions the logged super arms, see ``gymforge.envs.cmab.minari_logged``) or
+    both. Offline learners read either: ``OfflineAgent(env).fit("data/{name}")`` or
+    ``fit("minari:{name}-uniform-v0")`` (the same records, so the same super arm).
+"""
+
 
 class CMABVecEnv(TorchVectorEnv):
     """Batched Off-CMAB env over a :class:`~gymforge.envs.cmab.problem.Problem`.
@@ -273,11 +282,10 @@ _CASCADE_DOC = (
     with unknown attraction probabilities ``μ``; each step the agent shows a ranked list of ``k``
     items, the user examines it top-down and clicks the first attractive item. The items up to
     and including the click are observed (triggered). Expected reward
-    ``r(S; μ) = 1 − ∏_{i∈S}(1 − μ_i)``. Logged datasets: ``gymforge dataset collect
-    OffCMAB-Cascade-v0 --logging uniform --n 1000 --out data/cascade``; the offline learner CLCB
-    is ``gymforge.agents.cmab``.
+    ``r(S; μ) = 1 − ∏_{i∈S}(1 − μ_i)``. The offline learner CLCB is ``gymforge.agents.cmab``.
 """
     + _EVALUATION
+    + _DATASETS.format(id="OffCMAB-Cascade-v0", name="cascade")
     + """
     ## Action Space
 """
@@ -347,6 +355,7 @@ _LLM_DOC = (
     ``"tokens"`` (token counts of a prompt list); see ``gymforge.envs.cmab.llm_cache``.
 """
     + _EVALUATION
+    + _DATASETS.format(id="OffCMAB-LLMCache-v0", name="llmcache")
     + """
     ## Action Space
 """
@@ -423,6 +432,7 @@ _IM_DOC = (
     ``optimal_super_arm`` is the greedy seed set, a (1 − 1/e)-approximation (``alpha``).
 """
     + _EVALUATION
+    + _DATASETS.format(id="OffCMAB-InfluenceMax-v0", name="influence")
     + """
     ## Action Space
 """
@@ -495,6 +505,7 @@ _KPATH_DOC = (
     ``gymforge.envs.cmab.kpath``).
 """
     + _EVALUATION
+    + _DATASETS.format(id="OffCMAB-KPath-v0", name="kpath")
     + """
     ## Action Space
     ``MultiDiscrete([n_paths])``: the index of the path (one entry; both action formats agree).

@@ -8,11 +8,13 @@ single-agent id goes to the Minari collector (:mod:`gymforge.minari_datasets`), 
 
     gymforge dataset collect MetaBBO-v0 --agent mix --mu 0.5 --episodes 64 --out data/alg0
     gymforge dataset collect OffCMAB-Cascade-v0 --agent uniform --n 10000 --out data/cascade
+    gymforge dataset collect OffCMAB-Cascade-v0 --agent uniform --n 10000 --minari cascade-uniform-v0
 
 Every collector takes ``--agent`` (the logging or behaviour policy) and ``--n`` (the count:
 episodes, or logged plays for Off-CMAB); the older ``--behavior``/``--logging`` still work.
 
-``info`` prints a dataset's metadata after checking its checksum.
+``info`` prints a dataset's metadata after checking its checksum (or, for ``minari:NAME``, the
+Minari dataset's metadata).
 """
 
 from __future__ import annotations
@@ -46,9 +48,17 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 def cmd_info(args: argparse.Namespace) -> int:
     from gymforge.core.datasets import read_metadata
+    from gymforge.core.minari_folder import is_minari_name
 
-    metadata = read_metadata(args.path, verify=True)
-    print(json.dumps(metadata, indent=2, sort_keys=True))
+    if is_minari_name(args.path):
+        from gymforge.core.minari_folder import PREFIX
+        from gymforge.minari_datasets import load_minari
+
+        dataset = load_minari(args.path.removeprefix(PREFIX), args.minari_root)
+        metadata = dataset.storage.metadata
+    else:
+        metadata = read_metadata(args.path, verify=True)
+    print(json.dumps(metadata, indent=2, sort_keys=True, default=str))
     return 0
 
 
@@ -71,5 +81,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     collect.add_argument("id", nargs="?", help="the id to collect from (see gymforge list)")
     collect.set_defaults(func=cmd_collect, passthrough=True, print_help=collect.print_help)
     info = dataset_sub.add_parser("info", help="print a dataset's metadata (checksum verified)")
-    info.add_argument("path", help="dataset folder")
+    info.add_argument("path", help="dataset folder, or minari:NAME for a Minari dataset")
+    info.add_argument(
+        "--minari-root", default=None, help="Minari datasets folder (default: Minari's own)"
+    )
     info.set_defaults(func=cmd_info)

@@ -13,8 +13,9 @@ crash never leaves a half-written dataset at ``PATH``. :func:`read_dataset` chec
 the recorded dtypes and shapes, and (optionally) a schema of required arrays, and raises
 :class:`DatasetError` naming what is wrong.
 
-Families whose data are RL episodes may additionally export to Minari (the Farama format); this
-format is for data that Minari does not fit (logged bandit plays) and for fast checked reloads.
+Families may additionally export to Minari (the Farama format: MetaBBO's episodes, Off-CMAB's
+logged plays as one episode per dataset); this format keeps exactly the family's record arrays
+with a checksum, for fast checked reloads.
 """
 
 from __future__ import annotations
