@@ -96,20 +96,21 @@ def cascade_rounds(
     device synchronisation per round); ``check_every >= n_nodes − 1`` runs every round with no
     read at all. Rounds after the last activation change nothing, so the result is the same.
     """
-    active = seeds.clone()
-    frontier = seeds
-    rounds = torch.where(seeds, 0, -1)
+    # Float 0/1 states keep each round to six tensor operations; ``count`` sums the states of
+    # rounds 0 … last, so a node active from round a on has count = last − a + 1.
+    active = seeds.to(torch.float32)
+    frontier, count, zero = active, active.clone(), torch.zeros_like(active)
+    live = live.to(torch.float32)
+    last = 0
     for r in range(1, n_nodes):
-        fired = frontier[:, src] & live
+        fired = frontier.index_select(1, src).mul_(live)
         if r % check_every == 0 and not bool(fired.any()):
             break
-        hit = torch.zeros(live.shape[0], n_nodes, device=live.device).index_add_(
-            1, dst, fired.to(torch.float32)
-        )
-        frontier = (hit > 0) & ~active
-        active |= frontier
-        rounds = torch.where(frontier, r, rounds)
-    return rounds
+        reached = torch.index_add(zero, 1, dst, fired).add_(active).clamp_(max=1.0)
+        frontier, active = reached - active, reached
+        count += active
+        last = r
+    return torch.where(active > 0, (last + 1 - count).to(torch.int64), -1)
 
 
 class InfluenceProblem(Problem):
