@@ -39,6 +39,10 @@ def _in_uniform_range(action: torch.Tensor, space: spaces.Discrete | spaces.Mult
     return bool((amin >= lo) & (amax < lo + n))
 
 
+#: the action spaces a batch of actions can be checked against
+CHECKED_SPACES = (spaces.Discrete, spaces.MultiDiscrete, spaces.Box)
+
+
 def _expected_shape(space: spaces.Space, num_envs: int) -> tuple[int, ...]:
     if isinstance(space, spaces.Discrete):
         return (num_envs,)

@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -48,12 +49,14 @@ KINDS: dict[str, str] = {
 _SCALAR_READS = {"__bool__", "__int__", "__float__", "__complex__", "__index__", "item"}
 _SCALAR_READS |= {"is_nonzero", "__format__", "__contains__"}
 _HOST_COPIES = {"tolist", "numpy", "__array__"}
-# bincount always reads the input's maximum on CUDA (minlength only raises the size).
+# bincount reads the input's minimum and maximum on CUDA, with or without minlength (one call
+# is counted once, like every other kind: the counts are of calls, not of driver syncs).
 _DYNAMIC_SHAPES = {"nonzero", "argwhere", "unique", "unique_consecutive", "bincount"}
 _DYNAMIC_SHAPES |= {"masked_select"}
 _COMPARES = {"equal", "allclose"}
 _BUILDERS = {"tensor", "as_tensor", "asarray"}
-_PACKAGE_DIRS = (str(Path(torch.__file__).parent), str(Path(np.__file__).parent), __file__)
+# Frames skipped when naming a call site: torch, numpy (as folders) and this module.
+_PACKAGE_DIRS = (*(str(Path(m.__file__).parent) + os.sep for m in (torch, np)), __file__)
 
 
 def _is_host_data(value: Any) -> bool:

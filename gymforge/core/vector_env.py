@@ -43,7 +43,7 @@ from gymnasium.vector.utils import batch_space
 from gymforge.core.devices import check_device
 from gymforge.core.seeding import InstanceRNG
 from gymforge.core.seeds import instance_seeds
-from gymforge.core.spaces import BatchedActionCheck, as_action_tensor
+from gymforge.core.spaces import CHECKED_SPACES, BatchedActionCheck, as_action_tensor
 from gymforge.core.vector_options import (
     as_bool_mask,
     parse_array_backend,
@@ -209,7 +209,8 @@ class TorchVectorEnv(VectorEnv, metaclass=_SplitsOverWorkers):
         everything = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         self.rng.reseed(everything, torch.tensor(seeds, dtype=torch.int64, device=self.device))
         self._reset_instances(everything)
-        self._action_checker()
+        if isinstance(self.single_action_space, CHECKED_SPACES):
+            self._action_checker()  # its bounds copied to the device now, not by a step
         self._needs_reset = False
         self._was_reset = True
         self._pending = torch.zeros_like(everything, dtype=torch.bool)
