@@ -4,8 +4,10 @@
   rewards, terminations and truncations whatever the batch size, under the same actions.
 * :func:`device_agreement`: the same batch run on the CPU and on another device, step by step:
   the fraction of bit-equal values and the largest difference per field.
-* :func:`syncs_per_step`: device-to-host synchronisations per ``step`` on CUDA, counted with
-  ``torch.cuda.set_sync_debug_mode``.
+* :func:`syncs_per_step`: device-to-host synchronisations per ``step``: on CUDA counted with
+  ``torch.cuda.set_sync_debug_mode``, on other devices (the CPU) with
+  :class:`~gymforge.core.sync_counter.SyncCounter`, the calls that would synchronise on CUDA.
+* :func:`sync_profile`: the counter itself after ``steps`` steps, with kinds and call sites.
 
 Used by the tests (on the CPU) and by ``benchmarks/gpu_check.py`` (on a GPU).
 """
@@ -20,6 +22,7 @@ import numpy as np
 import torch
 
 from gymforge.core.golden import _actions
+from gymforge.core.sync_counter import SyncCounter
 
 FIELDS = ("obs", "reward", "terminated", "truncated")
 
@@ -95,19 +98,39 @@ def device_agreement(env_id: str, device: str, batch: int = 256, steps: int = 50
     return result
 
 
-def syncs_per_step(env_id: str, device: str, batch: int = 256, steps: int = 20) -> float | None:
-    """Mean device-to-host synchronisations per ``step`` on CUDA (``None`` on other devices)."""
-    if not device.startswith("cuda"):
-        return None
+def _prepared_actions(env: Any, batch: int, steps: int, device: str) -> list[torch.Tensor]:
+    """Seeded random actions of ``env``, built as device tensors before any counting."""
+    return [
+        torch.as_tensor(
+            _actions(env.single_action_space, np.random.default_rng(s), batch), device=device
+        )
+        for s in range(steps)
+    ]
+
+
+def sync_profile(
+    env_id: str, device: str = "cpu", batch: int = 256, steps: int = 20
+) -> SyncCounter:
+    """A :class:`SyncCounter` (call sites recorded) over ``steps`` calls of ``step`` of
+    ``env_id`` at ``batch`` instances, after ``reset(seed=0)``, with random actions prepared
+    beforehand as tensors on ``device``."""
     env = _make(env_id, batch, device)
     try:
         env.reset(seed=0)
-        actions = [
-            torch.as_tensor(
-                _actions(env.single_action_space, np.random.default_rng(s), batch), device=device
-            )
-            for s in range(steps)
-        ]
+        actions = _prepared_actions(env, batch, steps, device)
+        with SyncCounter(record_sites=True) as counter:
+            for action in actions:
+                env.step(action)
+        return counter
+    finally:
+        env.close()
+
+
+def _cuda_syncs_per_step(env_id: str, device: str, batch: int, steps: int) -> float:
+    env = _make(env_id, batch, device)
+    try:
+        env.reset(seed=0)
+        actions = _prepared_actions(env, batch, steps, device)
         torch.cuda.synchronize()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -120,3 +143,11 @@ def syncs_per_step(env_id: str, device: str, batch: int = 256, steps: int = 20) 
         return sum("synchroniz" in str(w.message) for w in caught) / steps
     finally:
         env.close()
+
+
+def syncs_per_step(env_id: str, device: str = "cpu", batch: int = 256, steps: int = 20) -> float:
+    """Mean device-to-host synchronisations per ``step``: on CUDA the ones the driver reports,
+    elsewhere the calls that would synchronise on CUDA (:func:`sync_profile`)."""
+    if device.startswith("cuda"):
+        return _cuda_syncs_per_step(env_id, device, batch, steps)
+    return sync_profile(env_id, device, batch, steps).total / steps

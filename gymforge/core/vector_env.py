@@ -46,7 +46,7 @@ from gymnasium.vector.utils import batch_space
 from gymforge.core.devices import check_device
 from gymforge.core.seeding import InstanceRNG
 from gymforge.core.seeds import instance_seeds
-from gymforge.core.spaces import as_action_tensor, validate_batched_action
+from gymforge.core.spaces import CHECKED_SPACES, BatchedActionCheck, as_action_tensor
 from gymforge.core.vector_options import (
     as_bool_mask,
     to_numpy,
@@ -213,6 +213,8 @@ class TorchVectorEnv(VectorEnv):
         everything = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         self.rng.reseed(everything, torch.tensor(seeds, dtype=torch.int64, device=self.device))
         self._reset_instances(everything)
+        if isinstance(self.single_action_space, CHECKED_SPACES):
+            self._action_checker()  # its bounds copied to the device now, not by a step
         self._needs_reset = False
         self._was_reset = True
         self._pending = torch.zeros_like(everything, dtype=torch.bool)
@@ -286,8 +288,18 @@ class TorchVectorEnv(VectorEnv):
         if self._needs_reset:
             raise RuntimeError("call reset() before step()")
         action = as_action_tensor(actions, self.device)
-        validate_batched_action(action, self.single_action_space, self.num_envs)
+        self._action_checker()(action)
         return action
+
+    def _action_checker(self) -> BatchedActionCheck:
+        """The action check of this space and batch, with its bounds on the device: built by the
+        first full reset (so that no ``step`` pays the copies), again if the space changes."""
+        check = getattr(self, "_action_check", None)
+        space = self.single_action_space
+        if check is None or check.space is not space or check.num_envs != self.num_envs:
+            check = BatchedActionCheck(space, self.num_envs, self.device)
+            self._action_check = check
+        return check
 
     @staticmethod
     def _with_masks(info: dict[str, torch.Tensor], mask: torch.Tensor) -> dict[str, Any]:
