@@ -33,7 +33,7 @@ from gymforge.leaderboards.render import LABEL, protocol_summary
         ("k*gap and S*;", "k<em>gap and S</em>;"),
         ("snake_case_name", None),
         # escaping: text and code span content, and no markup inside code spans
-        ("<b>bold</b> & \"quotes\"", "&lt;b&gt;bold&lt;/b&gt; &amp; &quot;quotes&quot;"),
+        ('<b>bold</b> & "quotes"', "&lt;b&gt;bold&lt;/b&gt; &amp; &quot;quotes&quot;"),
         ("`<script>` & `*not em*`", "<code>&lt;script&gt;</code> &amp; <code>*not em*</code>"),
         ("``a ` b``", "<code>a ` b</code>"),
         ("`` `x` ``", "<code>`x`</code>"),
