@@ -49,5 +49,6 @@ def console_errors(driver: Any) -> list[str]:
     return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
 
 
-def page_url(site: Path) -> str:
-    return (Path(site).resolve() / "index.html").as_uri()
+def page_url(site: Path, page: str = "index.html") -> str:
+    """The ``file://`` address of ``page`` (relative to the site folder ``site``)."""
+    return (Path(site).resolve() / page).as_uri()

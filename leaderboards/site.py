@@ -1,8 +1,11 @@
-"""The static HTML page of the boards: one section per task, sortable tables, score plots.
+"""The static leaderboard site: a landing page and one page per board.
 
-Plain HTML, CSS and JavaScript with no external resources: clicking a column header sorts the
-table's rows by that column (numbers numerically, from each cell's ``data-value``), clicking
-again reverses the order.
+``site/index.html`` summarises every board in one row (the landing page of
+:mod:`gymforge.leaderboards.site_landing`); ``site/boards/<suite>-<Task>.html`` shows one board's
+protocol, plots and table (:mod:`gymforge.leaderboards.site_board`); the plots live in
+``site/plots/``. Plain HTML, CSS and JavaScript with relative links and no external resources, so
+the folder opens from disk. Every table sorts by a column when its header is clicked (numbers
+numerically, from each cell's ``data-value``); a second click reverses the order.
 """
 
 from __future__ import annotations
@@ -10,26 +13,12 @@ from __future__ import annotations
 import html
 from typing import Any
 
-COLUMNS: tuple[tuple[str, str, str], ...] = (
-    # (field, header, type)
-    ("rank", "#", "number"),
-    ("name", "submission", "text"),
-    ("method", "method", "text"),
-    ("agent", "agent", "text"),
-    ("mean", "mean", "number"),
-    ("std", "std", "number"),
-    ("ci95", "95% CI", "number"),
-    ("iqm", "IQM", "number"),
-    ("normalised", "normalised", "number"),
-    ("episodes", "episodes", "number"),
-    ("training_env_steps", "training steps", "number"),
-    ("authors", "authors", "text"),
-    ("submitted", "submitted", "text"),
-)
+BOARDS_DIR = "boards"
+INDEX = "index.html"
 
 STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 96rem; color: #222; }
-nav ul { columns: 2; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 96rem; color: #222;
+       padding: 0 1rem; }
 section { margin-bottom: 3rem; }
 table { border-collapse: collapse; font-size: 0.85rem; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.3rem 0.5rem; text-align: left; }
@@ -37,11 +26,15 @@ td.number { text-align: right; font-variant-numeric: tabular-nums; }
 th { cursor: pointer; user-select: none; background: #f4f4f4; }
 th[aria-sort="ascending"]::after { content: " \\25B2"; }
 th[aria-sort="descending"]::after { content: " \\25BC"; }
+code { background: #f4f4f4; padding: 0 0.2em; border-radius: 3px; font-size: 0.9em; }
+td code { white-space: nowrap; }
 .label { color: #555; font-style: italic; }
+.muted { color: #777; }
+.direction { white-space: nowrap; }
 img.plot { max-width: 100%; }
 """
 
-SCRIPT = """
+SORT_SCRIPT = """
 (function () {
   "use strict";
   function key(cell, numeric) {
@@ -67,7 +60,7 @@ SCRIPT = """
     });
     rows.forEach(function (row) { body.appendChild(row); });
   }
-  var tables = document.querySelectorAll("table.board");
+  var tables = document.querySelectorAll("table.sortable");
   Array.prototype.forEach.call(tables, function (table) {
     var headers = table.tHead.rows[0].cells;
     Array.prototype.forEach.call(headers, function (header, column) {
@@ -78,96 +71,74 @@ SCRIPT = """
 """
 
 
-def _e(value: Any) -> str:
+def attr(value: Any) -> str:
+    """``value`` escaped for HTML text or a double-quoted attribute."""
     return html.escape(str(value), quote=True)
 
 
-def _code(text: str) -> str:
-    """Escape ``text`` and show its Markdown code spans (`x`) as ``<code>``."""
-    pieces = _e(text).split("`")
-    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(pieces))
+def format_number(value: float | None, digits: int = 2) -> str:
+    """A score as every render shows it: ``digits`` decimals, small non-zero values in three
+    significant digits (exact gaps such as 2.1e-4), ``–`` when missing."""
+    if value is None:
+        return "–"
+    text = f"{value:.{digits}f}"
+    if value != 0 and float(text) == 0:
+        return f"{value:.3g}"
+    return "0.00" if text == "-0.00" else text
 
 
-def _cell(field: str, kind: str, row: dict[str, Any]) -> str:
-    if field == "ci95":
-        low, high = row["ci95_low"], row["ci95_high"]
-        return f'<td class="number" data-value="{low!r}">[{low:.2f}, {high:.2f}]</td>'
-    value = row[field]
-    if kind == "number":
-        if value is None:
-            return '<td class="number" data-value="">–</td>'
-        shown = (
-            f"{value:,}"
-            if isinstance(value, int)
-            else f"{value:.3f}"
-            if field == "normalised"
-            else f"{value:.2f}"
-        )
-        return f'<td class="number" data-value="{value!r}">{_e(shown)}</td>'
-    return f"<td>{_e(value)}</td>"
+def task_slug(task: str) -> str:
+    """``suite/Task`` as one file-name part: ``suite-Task``."""
+    return task.replace("/", "-")
 
 
-def _section(section: dict[str, Any]) -> str:
-    board = section["board"]
-    task = board.protocol.task
-    anchor = "board-" + task.replace("/", "-")
-    parts = [
-        f'<section class="board-section" id="{_e(anchor)}" data-task="{_e(task)}">',
-        f"<h2>{_e(board.protocol.data['title'])}</h2>",
-        "<ul>" + "".join(f"<li>{_code(s)}</li>" for s in section["summary"]) + "</ul>",
-        f'<img class="plot" src="{_e(section["plot"])}" alt="scores on {_e(task)}">',
-    ]
-    if section.get("curves"):
-        parts.append(
-            f'<img class="plot curves" src="{_e(section["curves"])}" '
-            f'alt="learning curves on {_e(task)}">'
-        )
-    if not section["rows"]:
-        parts.append("<p>No submissions yet.</p>")
-    else:
-        head = "".join(
-            f'<th scope="col" data-type="{kind}">{_e(title)}</th>' for _, title, kind in COLUMNS
-        )
-        body = "".join(
-            f'<tr data-id="{_e(row["id"])}">'
-            + "".join(_cell(field, kind, row) for field, _, kind in COLUMNS)
-            + "</tr>"
-            for row in section["rows"]
-        )
-        parts.append(
-            f'<table class="board" id="table-{_e(anchor)}"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{body}</tbody></table>"
-        )
-    parts.append("</section>")
-    return "\n".join(parts)
+def board_page_name(task: str) -> str:
+    """A board's page, relative to the site folder."""
+    return f"{BOARDS_DIR}/{task_slug(task)}.html"
 
 
-def page(sections: list[dict[str, Any]], label: str, generated: str) -> str:
-    """The whole page."""
-    nav = "".join(
-        f'<li><a href="#board-{_e(s["board"].protocol.task.replace("/", "-"))}">'
-        f"{_e(s['board'].protocol.task)}</a> ({len(s['rows'])} rows)</li>"
-        for s in sections
+def sortable_table(
+    table_id: str,
+    kind: str,
+    columns: list[tuple[str, str]],
+    rows: list[tuple[str, list[str]]],
+) -> str:
+    """A sortable table of class ``kind``: ``columns`` are ``(header, "number"|"text")``; each
+    row is ``(data-id, cells)`` with its ``<td>`` cells already rendered."""
+    head = "".join(
+        f'<th scope="col" data-type="{kind}">{attr(title)}</th>' for title, kind in columns
     )
+    body = "".join(f'<tr data-id="{attr(i)}">{"".join(cells)}</tr>' for i, cells in rows)
+    return (
+        f'<table class="sortable {attr(kind)}" id="{attr(table_id)}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
+def number_cell(value: int | float | None, shown: str) -> str:
+    """A right-aligned cell sorting by ``value`` (``–`` and lowest when missing)."""
+    if value is None:
+        return '<td class="number" data-value="">–</td>'
+    return f'<td class="number" data-value="{value!r}">{attr(shown)}</td>'
+
+
+def document(title: str, generated: str, body: list[str]) -> str:
+    """A whole HTML page around ``body`` (with the sorting script)."""
     return "\n".join(
         [
             "<!DOCTYPE html>",
-            f"<!-- {_e(generated)} -->",
+            f"<!-- {attr(generated)} -->",
             '<html lang="en">',
             "<head>",
             '<meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             '<link rel="icon" href="data:,">',
-            "<title>gymforge leaderboards</title>",
+            f"<title>{attr(title)}</title>",
             f"<style>{STYLE}</style>",
             "</head>",
             "<body>",
-            "<h1>gymforge leaderboards</h1>",
-            f'<p class="label">{_e(label)}</p>',
-            "<p>Click a column header to sort its table; click again to reverse.</p>",
-            f"<nav><ul>{nav}</ul></nav>",
-            *(_section(s) for s in sections),
-            f"<script>{SCRIPT}</script>",
+            *body,
+            f"<script>{SORT_SCRIPT}</script>",
             "</body>",
             "</html>",
             "",

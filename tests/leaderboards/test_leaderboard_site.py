@@ -1,4 +1,6 @@
-"""The HTML site in a real headless Chromium: no console errors, every board, sortable columns."""
+"""The HTML site in a real headless Chromium: the landing page lists every board and links to
+its page; every board page loads without console errors, shows its plot and all its rows, and
+sorts by a clicked column."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from gymforge.leaderboards.browser import INSTALL_HINT, chromium_paths, console_
 from gymforge.leaderboards.protocol import list_tasks
 from gymforge.leaderboards.render import SITE_DIR, write_all
 from gymforge.leaderboards.screenshots import take_screenshots
+from gymforge.leaderboards.site import board_page_name
 from gymforge.leaderboards.submission import list_submissions, submit
 
 pytestmark = pytest.mark.skipif(
@@ -59,33 +62,59 @@ def _click(driver, table_id: str, header: str) -> None:
     raise AssertionError(f"no header {header!r}")
 
 
-def test_leaderboards__committed_site_shows_every_board_without_errors(browser, tmp_path):
+def _check_board_page(browser, task: str) -> None:
+    """The open page is ``task``'s board: no console errors, its plot loaded, all its rows."""
+    from selenium.webdriver.common.by import By
+
+    assert console_errors(browser) == [], task
+    (section,) = browser.find_elements(By.CSS_SELECTOR, "section.board-section")
+    assert section.get_attribute("data-task") == task
+    rows = section.find_elements(By.CSS_SELECTOR, "table.board tbody tr")
+    assert len(rows) == len(list_submissions(DEFAULT_ROOT, task)), task
+    image = section.find_element(By.CSS_SELECTOR, "img.plot")
+    assert browser.execute_script("return arguments[0].naturalWidth", image) > 0, task
+
+
+def test_leaderboards__committed_landing_page_lists_every_board_and_links_to_it(browser):
     from selenium.webdriver.common.by import By
 
     browser.get(page_url(DEFAULT_ROOT / SITE_DIR))
     assert console_errors(browser) == []
-    sections = browser.find_elements(By.CSS_SELECTOR, "section.board-section")
-    assert [s.get_attribute("data-task") for s in sections] == list_tasks(DEFAULT_ROOT)
-    for section in sections:
-        task = section.get_attribute("data-task")
-        rows = section.find_elements(By.CSS_SELECTOR, "table.board tbody tr")
-        assert len(rows) == len(list_submissions(DEFAULT_ROOT, task)), task
-        image = section.find_element(By.CSS_SELECTOR, "img.plot")
-        assert browser.execute_script("return arguments[0].naturalWidth", image) > 0, task
-    # every committed board with two or more rows sorts by its mean column
-    for section in sections:
-        table_id = section.find_element(By.CSS_SELECTOR, "table.board").get_attribute("id")
-        if len(_column(browser, table_id, "mean")) > 1:
+    rows = browser.find_elements(By.CSS_SELECTOR, "table.summary tbody tr")
+    tasks = list_tasks(DEFAULT_ROOT)
+    assert [r.get_attribute("data-id") for r in rows] == tasks
+    counts = _column(browser, "boards", "rows")
+    assert counts == [float(len(list_submissions(DEFAULT_ROOT, t))) for t in tasks]
+    # follow the link of the board with the most rows, and come back
+    task = tasks[counts.index(max(counts))]
+    browser.find_element(By.LINK_TEXT, task).click()
+    assert browser.current_url == page_url(DEFAULT_ROOT / SITE_DIR, board_page_name(task))
+    _check_board_page(browser, task)
+    browser.find_element(By.CSS_SELECTOR, "a.back").click()
+    assert browser.current_url == page_url(DEFAULT_ROOT / SITE_DIR)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "table.summary tbody tr")) == len(tasks)
+
+
+def test_leaderboards__committed_board_pages_show_plot_and_rows_and_sort(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    for task in list_tasks(DEFAULT_ROOT):
+        browser.get(page_url(DEFAULT_ROOT / SITE_DIR, board_page_name(task)))
+        _check_board_page(browser, task)
+        tables = browser.find_elements(By.CSS_SELECTOR, "table.board")
+        if tables and len(_column(browser, tables[0].get_attribute("id"), "mean")) > 1:
+            table_id = tables[0].get_attribute("id")
             _click(browser, table_id, "mean")
             assert _column(browser, table_id, "mean") == sorted(_column(browser, table_id, "mean"))
     written = take_screenshots(DEFAULT_ROOT / SITE_DIR, tmp_path / "shots")
-    assert written and all(p.stat().st_size > 1000 for p in written)
+    assert len(written) == 1 + len(list_tasks(DEFAULT_ROOT))
+    assert all(p.stat().st_size > 1000 for p in written)
 
 
 def test_leaderboards__clicking_a_header_reorders_the_rows(browser, small_site):
     from selenium.webdriver.common.by import By
 
-    browser.get(page_url(small_site / SITE_DIR))
+    browser.get(page_url(small_site / SITE_DIR, board_page_name(TASK)))
     assert console_errors(browser) == []
     table_id = "table-board-lineflow-ShortWaitingTime"
     ranks = _column(browser, table_id, "#")
