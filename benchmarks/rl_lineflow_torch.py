@@ -140,7 +140,9 @@ def main() -> int:
         "| task | algo | steps | sweep | seeds | IQM | 95% CI | per seed | goal | met |",
         "|---|---|---:|---|---:|---:|---|---|---|---|",
     ]
-    document: dict[str, Any] = {"command": common.command_line(), "groups": []}
+    # The report reads only the stored copies, so the command that reproduces it takes no
+    # arguments (the sweep folders given to --store may lie outside the repository).
+    document: dict[str, Any] = {"command": "python benchmarks/rl_lineflow_torch.py", "groups": []}
     order = list(GOALS)
     for key in sorted(
         groups, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1], k[2])
