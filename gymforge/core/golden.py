@@ -10,12 +10,22 @@ SimPy engine) get the same treatment with one instance.
 The digests live in ``tests/golden/trajectories.json`` and a test recomputes them: a change names
 the first differing id, seed, step and field. They pin the exact bits, which depend on the torch
 build and the CPU's vector instruction set (transcendental kernels differ in the last bit between
-them), so the file records both and the test compares only on a matching machine. After an
-*intended* change of the dynamics (a new env version), regenerate with::
+them), so the file records both and the test compares only on a matching machine.
+
+Matrix products add a third dependency: the BLAS library picks its kernels by CPU generation
+(e.g. with or without AMX), so two machines with the same torch build and instruction set can
+differ in the last bit of a product. :func:`kernel_fingerprint` hashes a few products of the
+shapes the engines use; the file records the fingerprint of the machine that wrote it and, under
+``variants``, the cases whose digests differ on other fingerprints. A machine whose fingerprint
+the file knows is compared strictly; on an unknown one a difference is reported as a skip that
+names the fingerprint (record it there with ``update --variant``).
+
+After an *intended* change of the dynamics (a new env version), regenerate with::
 
     python -m gymforge.core.golden update
 
-and commit the file with the change; ``python -m gymforge.core.golden check`` compares.
+(which drops the variants: re-record them on those machines) and commit the file with the
+change; ``python -m gymforge.core.golden check`` compares.
 """
 
 from __future__ import annotations
@@ -50,6 +60,39 @@ def machine() -> dict[str, str]:
         "cpu_capability": str(torch.backends.cpu.get_cpu_capability()),
         "numpy": np.__version__,
     }
+
+
+def kernel_fingerprint() -> str:
+    """12 hex digits over float32 and float64 matrix products (one thread) of the shapes the
+    engines use: a rank-2 update of 1024-pixel rows and batched products with small square
+    matrices. Machines whose BLAS picks different kernels get different fingerprints."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        generator = torch.Generator().manual_seed(0)
+        digest = hashlib.blake2b(digest_size=6)
+        for dtype in (torch.float32, torch.float64):
+            a, b, c = (
+                torch.randn(shape, generator=generator, dtype=dtype)
+                for shape in ((64, 2), (2, 1024), (64, 1024))
+            )
+            digest.update(torch.addmm(c, a, b, beta=0.5).numpy().tobytes())
+            for d in (2, 3, 5, 10, 20, 40):
+                x = torch.randn(8, 33, d, generator=generator, dtype=dtype)
+                r = torch.randn(8, d, d, generator=generator, dtype=dtype)
+                digest.update(torch.bmm(x, r).numpy().tobytes())
+                digest.update((x @ r[0].T).numpy().tobytes())
+        return digest.hexdigest()
+    finally:
+        torch.set_num_threads(threads)
+
+
+def expected_cases(document: dict[str, Any], fingerprint: str) -> tuple[dict[str, Any], bool]:
+    """The recorded cases for a machine of ``fingerprint``: the file's own cases with that
+    fingerprint's variants laid over them, and whether the file knows the fingerprint."""
+    variant = document.get("variants", {}).get(fingerprint)
+    cases = {**document["cases"], **(variant["cases"] if variant else {})}
+    return cases, variant is not None or document.get("kernels") == fingerprint
 
 
 def _actions(space: gym.Space, rng: np.random.Generator, batch: int | None) -> Any:
@@ -154,6 +197,7 @@ def compute(cases: Sequence[tuple[str, str]] | None = None) -> dict[str, Any]:
     document: dict[str, Any] = {
         "schema": SCHEMA,
         "machine": machine(),
+        "kernels": kernel_fingerprint(),
         "num_envs": NUM_ENVS,
         "steps": STEPS,
         "seeds": list(SEEDS),
@@ -194,21 +238,66 @@ def write(document: dict[str, Any], path: Path) -> None:
     os.replace(temporary, path)
 
 
+def cpu_name() -> str:
+    """The CPU's model name (Linux), else the platform's processor string: a label for people."""
+    import platform
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def add_variant(recorded: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    """``recorded`` with the cases of ``document`` that differ from it kept as the variant of
+    ``document``'s kernel fingerprint (refused on the recording machine's own fingerprint)."""
+    if recorded["machine"] != document["machine"]:
+        raise ValueError(
+            f"machine: variants need the recorded build {recorded['machine']}, "
+            f"this machine is {document['machine']}"
+        )
+    fingerprint = document["kernels"]
+    if recorded.get("kernels") == fingerprint:
+        raise ValueError(f"kernels: {fingerprint} is the recording machine's own; use update")
+    differing = {
+        case: digests
+        for case, digests in document["cases"].items()
+        if recorded["cases"].get(case) != digests
+    }
+    variants = {k: v for k, v in recorded.get("variants", {}).items() if k != fingerprint}
+    if differing:
+        variants[fingerprint] = {"cpu": cpu_name(), "cases": differing}
+    return {**recorded, "variants": variants}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="golden trajectory digests of every engine")
     parser.add_argument("command", choices=("update", "check"), help="write, or compare with, FILE")
     parser.add_argument("--file", type=Path, default=DEFAULT_FILE, help="the golden file")
+    parser.add_argument(
+        "--variant",
+        action="store_true",
+        help="with update: keep FILE and record only this machine's differing cases",
+    )
     args = parser.parse_args(argv)
     document = compute()
     if args.command == "update":
+        if args.variant:
+            document = add_variant(json.loads(args.file.read_text()), document)
         write(document, args.file)
         print(f"wrote {len(document['cases'])} cases to {args.file}")
         return 0
     expected = json.loads(args.file.read_text())
     if expected["machine"] != document["machine"]:
         print(f"note: recorded on {expected['machine']}, this machine is {document['machine']}")
-    problem = first_difference(expected, document)
-    print(problem or f"all {len(expected['cases'])} cases match")
+    cases, known = expected_cases(expected, document["kernels"])
+    if not known:
+        print(f"note: the file has no recording for kernels {document['kernels']}")
+    problem = first_difference({**expected, "cases": cases}, document)
+    print(problem or f"all {len(cases)} cases match")
     return 1 if problem else 0
 
 

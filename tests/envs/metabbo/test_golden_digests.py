@@ -8,12 +8,16 @@ and episodes short enough to auto-reset. They are compared with ``golden_digests
 this file; a mismatch names the first differing case, step and field.
 
 The bits depend on the torch build and the CPU's vector instruction set, so the file records
-both and the comparison is skipped (with the reason) on another machine. After an *intended*
+both and the comparison is skipped (with the reason) on another machine. They also depend on the
+BLAS kernels of the CPU generation (the rotations are matrix products): the file keeps, under
+``variants``, the digests that differ on other kernel fingerprints
+(:func:`gymforge.core.golden.kernel_fingerprint`), and a difference on a fingerprint it does not
+know is a skip that names it (record it there with ``--update --variant``). After an *intended*
 change of the numerics (a new env version), regenerate the file with::
 
     python tests/envs/metabbo/test_golden_digests.py --update
 
-and commit it with the change. Without ``--update`` the script compares and prints the result.
+and commit it with the change (the variants are dropped: re-record them on those machines). Without ``--update`` the script compares and prints the result.
 """
 
 from __future__ import annotations
@@ -133,9 +137,12 @@ def compute() -> dict[str, Any]:
         for name, kwargs, n, steps in ENV_CASES
         for seed in ENV_SEEDS
     }
+    from gymforge.core.golden import kernel_fingerprint
+
     return {
         "schema": SCHEMA,
         "machine": machine(),
+        "kernels": kernel_fingerprint(),
         "evaluate": evaluation_digests(),
         "envs": envs,
     }
@@ -157,6 +164,35 @@ def first_difference(expected: dict[str, Any], actual: dict[str, Any]) -> str | 
     return f"not in the golden file: {extra}" if extra else None
 
 
+def expected_for(document: dict[str, Any], fingerprint: str) -> tuple[dict[str, Any], bool]:
+    """The recorded digests for kernels ``fingerprint`` (the variant laid over the file's own) and
+    whether the file knows the fingerprint."""
+    variant = document.get("variants", {}).get(fingerprint, {})
+    expected = {
+        **document,
+        "evaluate": {**document["evaluate"], **variant.get("evaluate", {})},
+        "envs": {**document["envs"], **variant.get("envs", {})},
+    }
+    return expected, bool(variant) or document.get("kernels") == fingerprint
+
+
+def with_variant(recorded: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    """``recorded`` plus the digests of ``document`` that differ from it, as the variant of
+    ``document``'s kernel fingerprint."""
+    from gymforge.core.golden import cpu_name
+
+    fingerprint = document["kernels"]
+    if recorded["machine"] != document["machine"] or recorded.get("kernels") == fingerprint:
+        raise ValueError("a variant needs the recorded build and another kernel fingerprint")
+    variant = {
+        section: {k: v for k, v in document[section].items() if recorded[section].get(k) != v}
+        for section in ("evaluate", "envs")
+    }
+    variants = {k: v for k, v in recorded.get("variants", {}).items() if k != fingerprint}
+    variants[fingerprint] = {"cpu": cpu_name(), **variant}
+    return {**recorded, "variants": variants}
+
+
 def _load() -> dict[str, Any]:
     return json.loads(GOLDEN_FILE.read_text())
 
@@ -171,8 +207,28 @@ def test_metabbo_digests_are_unchanged() -> None:
     expected = _load()
     if expected["machine"] != machine():
         pytest.skip(f"digests recorded on {expected['machine']}, this machine is {machine()}")
-    problem = first_difference(expected, compute())
+    actual = compute()
+    expected, known = expected_for(expected, actual["kernels"])
+    problem = first_difference(expected, actual)
+    if problem and not known:
+        pytest.skip(f"{problem}, on kernels {actual['kernels']} that the file does not know")
     assert problem is None, problem
+
+
+def test_a_variant_lays_over_the_recorded_digests() -> None:
+    recorded = {
+        "machine": {"torch": "t"},
+        "kernels": "aaa",
+        "evaluate": {"a": "1", "b": "2"},
+        "envs": {"c": ["1"]},
+    }
+    here = {**recorded, "kernels": "bbb", "evaluate": {"a": "1", "b": "3"}}
+    merged = with_variant(recorded, here)
+    assert merged["variants"]["bbb"]["evaluate"] == {"b": "3"}
+    assert merged["variants"]["bbb"]["envs"] == {}
+    assert expected_for(merged, "bbb") == ({**merged, "evaluate": here["evaluate"]}, True)
+    assert expected_for(merged, "ccc")[1] is False
+    assert expected_for(merged, "ccc")[0]["evaluate"] == recorded["evaluate"]
 
 
 def test_a_changed_bit_is_detected() -> None:
@@ -193,9 +249,14 @@ def test_a_changed_bit_is_detected() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="MetaBBO golden digests: compare or update")
     parser.add_argument("--update", action="store_true", help="rewrite the golden file")
+    parser.add_argument(
+        "--variant", action="store_true", help="with --update: add this machine's differences"
+    )
     args = parser.parse_args(argv)
     document = compute()
     if args.update:
+        if args.variant:
+            document = with_variant(_load(), document)
         temporary = GOLDEN_FILE.with_suffix(".tmp")
         temporary.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
         os.replace(temporary, GOLDEN_FILE)
@@ -204,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     expected = _load()
     if expected["machine"] != document["machine"]:
         print(f"note: recorded on {expected['machine']}, this machine is {document['machine']}")
+    expected, known = expected_for(expected, document["kernels"])
+    if not known:
+        print(f"note: the file has no recording for kernels {document['kernels']}")
     problem = first_difference(expected, document)
     print(problem or "all MetaBBO digests match")
     return 1 if problem else 0
