@@ -6,7 +6,8 @@ beforehand, inside :class:`gymforge.core.sync_counter.SyncCounter`. The count is
 that would synchronise the host with a CUDA device (scalar reads, copies to the host, host data
 copied to the device, outputs of data-dependent size, boolean-mask indexing); it is
 deterministic, so one run is the figure. Records per id the syncs per step, the per-kind
-breakdown and the top call sites (paths relative to the repository root).
+breakdown and the top call sites (paths relative to the repository root); the LineFlow ids
+also in the engine's GPU mode (the mode ``device="cuda"`` selects), rows marked "GPU mode".
 
 Writes ``benchmarks/results/sync_budget.{json,md}``. ``--ids``: only these ids (substring
 match); ``--batch``, ``--steps``: the workload.
@@ -29,6 +30,7 @@ from common import REPO_ROOT, command_line, machine_info, write_atomic, write_js
 import gymforge  # noqa: F401 - registers the ids
 from gymforge.core.device_checks import sync_profile
 from gymforge.core.sync_counter import KINDS
+from gymforge.envs.lineflow.batched.engine import GPU_MODE
 from gymforge.registry import all_specs
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -43,12 +45,15 @@ def _relative(site: str) -> str:
         return site
 
 
-def measure(env_id: str, batch: int, steps: int) -> dict[str, Any]:
-    """Syncs per step of ``env_id``, per kind, and the most frequent call sites."""
+def measure(
+    env_id: str, batch: int, steps: int, env_kwargs: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Syncs per step of ``env_id`` (made with ``env_kwargs``), per kind, and the most frequent
+    call sites."""
     started = time.perf_counter()
-    counter = sync_profile(env_id, "cpu", batch, steps)
+    counter = sync_profile(env_id, "cpu", batch, steps, env_kwargs)
     return {
-        "id": env_id,
+        "id": env_id if env_kwargs is None else f"{env_id} (GPU mode)",
         "syncs_per_step": counter.total / steps,
         "by_kind": {kind: counter.by_kind[kind] / steps for kind in KINDS if counter.by_kind[kind]},
         "top_sites": [
@@ -105,7 +110,10 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for env_id in ids:
         rows.append(measure(env_id, args.batch, args.steps))
-        print(f"{env_id}: {_number(rows[-1]['syncs_per_step'])} syncs/step", flush=True)
+        if env_id.startswith("LineFlow-"):
+            rows.append(measure(env_id, args.batch, args.steps, GPU_MODE))
+    for row in rows:
+        print(f"{row['id']}: {_number(row['syncs_per_step'])} syncs/step", flush=True)
     result = {
         "command": command_line(),
         "batch": args.batch,

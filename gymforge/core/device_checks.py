@@ -31,9 +31,13 @@ def _as_numpy(value: Any) -> np.ndarray:
     return value.cpu().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
 
 
-def _make(env_id: str, batch: int, device: str) -> Any:
+def _make(env_id: str, batch: int, device: str, env_kwargs: dict[str, Any] | None = None) -> Any:
     return gym.make_vec(
-        env_id, num_envs=batch, vectorization_mode="vector_entry_point", device=device
+        env_id,
+        num_envs=batch,
+        vectorization_mode="vector_entry_point",
+        device=device,
+        **(env_kwargs or {}),
     )
 
 
@@ -109,12 +113,16 @@ def _prepared_actions(env: Any, batch: int, steps: int, device: str) -> list[tor
 
 
 def sync_profile(
-    env_id: str, device: str = "cpu", batch: int = 256, steps: int = 20
+    env_id: str,
+    device: str = "cpu",
+    batch: int = 256,
+    steps: int = 20,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> SyncCounter:
     """A :class:`SyncCounter` (call sites recorded) over ``steps`` calls of ``step`` of
-    ``env_id`` at ``batch`` instances, after ``reset(seed=0)``, with random actions prepared
-    beforehand as tensors on ``device``."""
-    env = _make(env_id, batch, device)
+    ``env_id`` (made with ``env_kwargs``) at ``batch`` instances, after ``reset(seed=0)``, with
+    random actions prepared beforehand as tensors on ``device``."""
+    env = _make(env_id, batch, device, env_kwargs)
     try:
         env.reset(seed=0)
         actions = _prepared_actions(env, batch, steps, device)

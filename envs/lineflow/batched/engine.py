@@ -16,7 +16,10 @@ engine's constants and the full sweep. Station programs follow the SimPy engine;
 table, the layout and the story of each shortcut are in ``docs/design/lineflow_engine.md``.
 
 ``Engine(line, shortcuts=False)`` turns every line-specific shortcut off and runs the plain
-rules (the same trajectories, bit for bit; see ``plain``).
+rules (the same trajectories, bit for bit; see ``plain``). ``guards=False`` takes every guard
+that would ask the device whether a rule has work (``Engine._has``): the rule runs masked,
+which costs ops but no host sync. Both off is the GPU mode (``GPU_MODE``): the same
+trajectories with a few host syncs per step, only those that end the event and sweep loops.
 """
 
 from __future__ import annotations
@@ -109,15 +112,22 @@ WIDE_CACHE = 16  # batch sizes whose expanded constants ``Engine._wide`` keeps
 _EVERY_PHASE = [1] * N_PHASES
 
 
+#: the engine's settings for a device where a host sync costs more than masked work (CUDA)
+GPU_MODE = {"shortcuts": False, "guards": False}
+
+
 class Engine(_EventLoop, _Rounds, _Plain, _Transfers, _Work):
     """Advances a ``LineState`` of a compiled line."""
 
-    def __init__(self, line: CompiledLine, shortcuts: bool = True) -> None:
-        if not isinstance(shortcuts, bool):
-            raise TypeError(f"shortcuts must be True or False, got {shortcuts!r}")
+    def __init__(self, line: CompiledLine, shortcuts: bool = True, guards: bool = True) -> None:
+        for name, value in (("shortcuts", shortcuts), ("guards", guards)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be True or False, got {value!r}")
         self.line = line
         # False: the plain rules, every line-specific shortcut off (see ``plain``)
         self.shortcuts = shortcuts
+        # False: every rule runs masked instead of first asking whether it has work
+        self.guards = guards
         self.col = col = LineColumns(line)
         device = line.kind.device
         kind = col.kind
@@ -287,6 +297,15 @@ class Engine(_EventLoop, _Rounds, _Plain, _Transfers, _Work):
         self._widest: _Wide | None = None  # the largest batch's (see ``_Wide``)
         self._last_wide: _Wide | None = None  # the last one asked for
 
+    def _has(self, mask: torch.Tensor) -> bool:
+        """Whether a rule guarded by ``mask`` has work: any True in ``mask`` (a host sync); with
+        ``guards`` off, True whenever ``mask`` has elements (the rule runs, masked, without
+        asking). Every guarded rule is a no-op on an all-False mask, so both give the same
+        trajectories."""
+        if not self.guards:
+            return mask.numel() > 0
+        return _any(mask)
+
     def _wide(self, batch: int) -> _Wide:
         """The ``_Wide`` constants for batch size ``batch`` (the largest batch's and the last few
         sizes' are kept; those smaller than the largest batch so far slice its constants).
@@ -450,7 +469,7 @@ class Engine(_EventLoop, _Rounds, _Plain, _Transfers, _Work):
                 done = due & (phase == w.phase(GETTING))
                 if self._has_collector:  # (lines without collectors skip their masks)
                     collected = done & w.collector
-                    if _any(collected):
+                    if self._has(collected):
                         state.stored = state.stored.scatter_add(
                             0, col.parent.expand_as(collected), collected.long()
                         )
@@ -500,7 +519,7 @@ class Engine(_EventLoop, _Rounds, _Plain, _Transfers, _Work):
             ready = _and_not(waiting, w.no_input) & self._arrived_at(state, in_last)
         else:
             ready = None
-        if ready is not None and _any(ready):
+        if ready is not None and self._has(ready):
             self._take(state, ready, self._cur_in(state), in_last, component=False)
             unblocked = True
             phase = _choose(ready, GETTING, phase)
@@ -515,7 +534,7 @@ class Engine(_EventLoop, _Rounds, _Plain, _Transfers, _Work):
             waiting = _only(act, phase == w.phase(COMP_WAIT))
             comp_last = self._comp_last_slot(state)
             ready = waiting & self._arrived_at(state, comp_last)
-            if _any(ready):
+            if self._has(ready):
                 if self._one_component:
                     buffer, get_time = self._fixed_comp_buffer, self._fixed_comp_get_time
                 else:
@@ -532,7 +551,7 @@ class Engine(_EventLoop, _Rounds, _Plain, _Transfers, _Work):
             start_work, phase = self._next_part(state, next_part, start_work, phase, rng)
         # Start processing.
         undrawn = None
-        if start_work is not None and _any(start_work):
+        if start_work is not None and self._has(start_work):
             undrawn = self._start_work(state, start_work, rng)
             phase = _choose(start_work, WORKING, phase)
         # OUT_CHECK (switches): the selected output must not be full.
@@ -547,7 +566,7 @@ class Engine(_EventLoop, _Rounds, _Plain, _Transfers, _Work):
             free = _and_not(waiting, _at(state.held, first))
             phase = _choose(free, PUTTING, phase)
         state.phase = phase
-        if free is not None and _any(free):
+        if free is not None and self._has(free):
             if self._defer_puts:
                 self._hold_first(state, free)
                 undrawn = _Undrawn(claimed=free) if undrawn is None else undrawn

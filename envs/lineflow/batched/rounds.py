@@ -39,7 +39,6 @@ from gymforge.envs.lineflow.batched.state import (
 )
 from gymforge.envs.lineflow.batched.tensor_ops import (
     _and_not,
-    _any,
     _any_rows,
     _at,
     _choose,
@@ -68,7 +67,7 @@ class _Rounds:
         make full-batch sweeps in which almost nothing happens.
         """
         walkers_only = _and_not(active, timed)
-        if not _any(walkers_only):
+        if not self._has(walkers_only):
             return active
         self._workers_arrive(state, walkers_only, state.w_arrive <= state.now[None])
         return active & timed
@@ -93,7 +92,7 @@ class _Rounds:
             others.append(state.w_arrive <= now)
         other = _any_rows(torch.cat(others))
         polls_only = _and_not(active, other)
-        if not _any(polls_only):
+        if not self._has(polls_only):
             return active
         again = poll_fails & polls_only[None]
         state.wake = torch.where(again, now + self.col.poll, state.wake)
@@ -214,7 +213,7 @@ class _Rounds:
         sweep in most settles of such lines.
         """
         ending = ends & _and_not(active, pending)[None]  # (one check: most settles have ends)
-        if not _any(ending):
+        if not self._has(ending):
             return pending, claims
         w = self._wide(state.now.shape[0])
         if self.line.n_workers:
@@ -277,7 +276,7 @@ class _Rounds:
         """
         # (one check, not one of ``claims`` first: most settles have some)
         free = claims & _and_not(active, pending)[None]
-        claiming = _any(free)
+        claiming = self._has(free)
         if claiming:
             state.phase = _choose(free, PUTTING, state.phase)
             self._hold_first(state, free)

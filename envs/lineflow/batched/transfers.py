@@ -26,7 +26,6 @@ from gymforge.envs.lineflow.batched.state import (
 from gymforge.envs.lineflow.batched.tensor_ops import (
     _add_at,
     _and_not,
-    _any,
     _any_rows,
     _at,
     _choose,
@@ -150,7 +149,7 @@ class _Transfers:
         act = None if active is None else active[None]
         now = state.now[None]
         arriving = _only(act, state.ready <= now if arrivals is None else arrivals)
-        if _any(arriving):
+        if self._has(arriving):
             state.arrived.logical_or_(arriving)
             ready = state.ready  # (a where in place: faster than masked_fill_)
             torch.where(arriving, _scalar(INF, ready), ready, out=ready)
@@ -178,12 +177,12 @@ class _Transfers:
         if act is not None:
             passes &= act
         move = _and_not(passes, held_to)  # (NS - 1, B): the carrier at i moves to i + 1 ...
-        if not _any(move):
+        if not self._has(move):
             return
         # ... or into slot i + 1 when that slot's carrier moves on (a chain of passing carriers,
         # at most C - 1 long). Only where a carrier could follow one that moves into a free
         # slot: without that, going down from the last slot, every move is into a free slot.
-        if _any(passes[:-1] & move[1:]):
+        if self._has(passes[:-1] & move[1:]):
             # slot i + 1 is or will be free in this pass: free now, or passing its carrier on
             # into a slot that is (in-place methods on the row-range views: ``x[:-1] &= y``
             # would also call __setitem__, a slice and a self-copy more per update)

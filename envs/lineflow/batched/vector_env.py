@@ -20,7 +20,7 @@ from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
 from gymforge.core.vector_factory import make_vector
 from gymforge.envs.lineflow.batched.compiled import compile_line
-from gymforge.envs.lineflow.batched.engine import Engine, initial_state, reset_where
+from gymforge.envs.lineflow.batched.engine import GPU_MODE, Engine, initial_state, reset_where
 from gymforge.envs.lineflow.batched.observe import Observer
 from gymforge.envs.lineflow.features import action_nvec, action_slots, observation_features
 from gymforge.envs.lineflow.gym_env import check_timing, resolve_line
@@ -28,6 +28,16 @@ from gymforge.envs.lineflow.rewards import check_scrap_factor
 from gymforge.envs.lineflow.spec import LineSpec
 
 BATCHED_REWARDS = ("parts",)
+
+
+def engine_mode(
+    device: torch.device, shortcuts: bool | None, guards: bool | None
+) -> dict[str, bool]:
+    """The engine's settings on ``device``: those given, the rest from the device (the CPU mode
+    on a CPU, where a host sync is cheap and skipped work is not; the GPU mode on CUDA)."""
+    default = GPU_MODE if device.type == "cuda" else {"shortcuts": True, "guards": True}
+    given = {"shortcuts": shortcuts, "guards": guards}
+    return {name: default[name] if given[name] is None else bool(given[name]) for name in default}
 
 
 class LineFlowVecEnv(TorchVectorEnv):
@@ -40,7 +50,11 @@ class LineFlowVecEnv(TorchVectorEnv):
         scenario, scenario_kwargs, line, horizon, step_size, reward, scrap_factor: as for
             ``LineFlowEnv``; ``reward`` must be ``"parts"`` for now.
         shortcuts: False runs the engine's plain rules, every line-specific shortcut off (the
-            same trajectories, slower; see ``batched.plain``).
+            same trajectories, slower on a CPU; see ``batched.plain``). None (default): on,
+            except on CUDA, where the engine runs in its GPU mode (``engine.GPU_MODE``).
+        guards: False runs every rule masked instead of first asking the device whether it has
+            work (the same trajectories, fewer host syncs, more ops). None (default): as
+            ``shortcuts``.
     """
 
     shared_attributes = ("line", "features", "action_slots", "horizon", "step_size", "max_steps")
@@ -57,10 +71,12 @@ class LineFlowVecEnv(TorchVectorEnv):
         step_size: float = 1.0,
         reward: str = "parts",
         scrap_factor: float | None = None,
-        shortcuts: bool = True,
+        shortcuts: bool | None = None,
+        guards: bool | None = None,
     ) -> None:
-        if not isinstance(shortcuts, bool):
-            raise TypeError(f"shortcuts must be True or False, got {shortcuts!r}")
+        for name, value in (("shortcuts", shortcuts), ("guards", guards)):
+            if value is not None and not isinstance(value, bool):
+                raise TypeError(f"{name} must be True, False or None, got {value!r}")
         spec, _ = resolve_line(scenario, scenario_kwargs, line)
         check_timing(horizon, step_size)
         if reward not in BATCHED_REWARDS:
@@ -80,7 +96,7 @@ class LineFlowVecEnv(TorchVectorEnv):
         action_space = spaces.MultiDiscrete(action_nvec(spec))
         super().__init__(num_envs, observation_space, action_space, device, autoreset)
         self.compiled = compile_line(spec, self.device)
-        self.engine = Engine(self.compiled, shortcuts=shortcuts)
+        self.engine = Engine(self.compiled, **engine_mode(self.device, shortcuts, guards))
         self.observer = Observer(self.compiled, self.horizon)
         self.state = initial_state(self.compiled, self.num_envs)
         self._steps = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)

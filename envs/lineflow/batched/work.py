@@ -18,7 +18,6 @@ from gymforge.envs.lineflow.batched.state import (
 from gymforge.envs.lineflow.batched.tensor_ops import (
     _add_at,
     _and_not,
-    _any,
     _any_rows,
     _lookup,
     _only,
@@ -69,7 +68,7 @@ class _Work:
         run = [parts[0]]
         where = parts[0][2]
         for part in parts[1:]:
-            if _any(where & part[2]):  # an instance draws again: the run so far draws first
+            if self._has(where & part[2]):  # an instance draws again: the run so far draws first
                 self._draw_run(state, run, where, undrawn, rng)
                 run, where = [part], part[2]
             else:
@@ -178,7 +177,7 @@ class _Work:
             factor = factor * torch.where(jump, state.jump_factor, _scalar(1.0, state.jump_factor))
         time = col.processing_time
         new_part = mask & w.source
-        if self._has_runs and _any(new_part):
+        if self._has_runs and self._has(new_part):
             self._next_type(state, new_part, rng)
         if self._has_extra:
             # a source's own parts are new (type from its run); sequential processes look up
@@ -224,7 +223,7 @@ class _Work:
 
         Work is per worker (W, B): each worker looks up its own station in ``mask``.
         """
-        if not _any(mask):
+        if not self._has(mask):
             return
         standing = (state.w_arrive == INF) & (state.w_holder < 0)  # (W, B)
         taken = mask.gather(0, state.w_station) & standing
@@ -242,7 +241,7 @@ class _Work:
 
     def _release(self, state: LineState, mask: torch.Tensor) -> None:
         w = self._wide(state.now.shape[0])
-        if not _any(mask & w.pooled):
+        if not self._has(mask & w.pooled):
             return
         released = mask.gather(0, state.w_holder.clamp(min=0)) & (state.w_holder >= 0)
         state.w_holder = torch.where(released, _scalar(-1, state.w_holder), state.w_holder)
@@ -270,7 +269,7 @@ class _Work:
     ) -> None:
         """Workers whose walk ends (``arrived``: ``w_arrive <= now``, (W, B)) reach their station."""
         arriving = _only(None if active is None else active[None], arrived)
-        if not _any(arriving):
+        if not self._has(arriving):
             return
         state.w_station = torch.where(arriving, state.w_dest, state.w_station)
         state.w_arrive = torch.where(arriving, _scalar(INF, state.w_arrive), state.w_arrive)

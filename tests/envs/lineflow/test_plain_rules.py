@@ -1,7 +1,7 @@
 """The batched LineFlow engine with every shortcut off (``shortcuts=False``: the plain rules,
-full sweeps until a sweep changes nothing) gives the committed golden digests of every batched
-LineFlow id, and the same trajectories as the shortcuts where compaction and the rounds that
-spare a sweep run."""
+full sweeps until a sweep changes nothing), also with every guard taken (the GPU mode), gives
+the committed golden digests of every batched LineFlow id, and the same trajectories as the
+shortcuts where compaction and the rounds that spare a sweep run."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import torch
 
 from gymforge.core import golden
 from gymforge.envs.lineflow.batched import compaction, engine, event_loop, rounds
-from gymforge.envs.lineflow.batched.vector_env import LineFlowVecEnv
+from gymforge.envs.lineflow.batched.vector_env import LineFlowVecEnv, engine_mode
 
 DOCUMENT = json.loads(golden.DEFAULT_FILE.read_text())
 BATCHED_LINEFLOW_IDS = sorted(
@@ -28,8 +28,16 @@ def test_every_batched_lineflow_id_is_covered():
     assert all(f"{env_id}/vector" in DOCUMENT["cases"] for env_id in BATCHED_LINEFLOW_IDS)
 
 
+MODES = {
+    "plain": {"shortcuts": False},
+    "unguarded": {"shortcuts": True, "guards": False},
+    "gpu": engine.GPU_MODE,
+}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("env_id", BATCHED_LINEFLOW_IDS)
-def test_plain_rules__reproduce_the_golden_digests(env_id):
+def test_plain_rules__reproduce_the_golden_digests(env_id, mode):
     if DOCUMENT["machine"] != golden.machine():
         pytest.skip(f"digests recorded on {DOCUMENT['machine']}, this is {golden.machine()}")
     case = f"{env_id}/vector"
@@ -37,7 +45,7 @@ def test_plain_rules__reproduce_the_golden_digests(env_id):
         **DOCUMENT,
         "cases": {
             case: {
-                str(seed): golden.trajectory(env_id, seed, env_kwargs={"shortcuts": False})
+                str(seed): golden.trajectory(env_id, seed, env_kwargs=MODES[mode])
                 for seed in golden.SEEDS
             }
         },
@@ -141,10 +149,23 @@ def test_plain_rules__equal_the_shortcuts_and_take_none_of_them(monkeypatch, sce
         assert a is None or torch.equal(a, b)
 
 
-@pytest.mark.parametrize("value", ["no", 1, None])
-def test_shortcuts__must_be_a_bool(value):
-    with pytest.raises(TypeError, match=r"shortcuts must be True or False"):
-        LineFlowVecEnv(num_envs=1, shortcuts=value)
+@pytest.mark.parametrize("name", ["shortcuts", "guards"])
+@pytest.mark.parametrize("value", ["no", 1])
+def test_engine_switches__must_be_a_bool(name, value):
+    with pytest.raises(TypeError, match=rf"{name} must be True, False or None"):
+        LineFlowVecEnv(num_envs=1, **{name: value})
     line = LineFlowVecEnv(num_envs=1).compiled
-    with pytest.raises(TypeError, match=r"shortcuts must be True or False"):
-        engine.Engine(line, shortcuts=value)
+    with pytest.raises(TypeError, match=rf"{name} must be True or False"):
+        engine.Engine(line, **{name: value})
+    with pytest.raises(TypeError, match=rf"{name} must be True or False"):
+        engine.Engine(line, **{name: None})
+
+
+def test_engine_mode__gpu_mode_on_cuda_cpu_mode_elsewhere_unless_given():
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert engine_mode(cpu, None, None) == {"shortcuts": True, "guards": True}
+    assert engine_mode(cuda, None, None) == engine.GPU_MODE == {"shortcuts": False, "guards": False}
+    assert engine_mode(cuda, True, None) == {"shortcuts": True, "guards": False}
+    assert engine_mode(cpu, None, False) == {"shortcuts": True, "guards": False}
+    env = LineFlowVecEnv(num_envs=1, guards=False)
+    assert (env.engine.shortcuts, env.engine.guards) == (True, False)
