@@ -27,9 +27,10 @@ What it measures
 
       The best ``--top`` (default 5) of each search are re-evaluated on all ``--seeds`` seeds.
 
-    Each figure is set beside upstream's (lineflow-rl 0.5.0's reported figures, measured
-    on seeds 0–2), and a section lists where upstream's documented
-    optima do not reproduce, with the best controller found here.
+    Each figure is set beside upstream's controller on upstream's simulator (lineflow-rl 0.5.0,
+    seeds 0–2, measured by ``lineflow_upstream_anchors.py``; ``--render-only`` refreshes that
+    column from its results), and a section lists where upstream's documented optima do not
+    reproduce, with the best controller found here.
 
 How it runs
     Episodes are independent jobs spread over ``--processes`` worker processes (default 2); each
@@ -54,6 +55,7 @@ Where results go
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import sys
 import time
@@ -73,46 +75,16 @@ from gymforge.registry import EnvSpec, all_specs, load_entry_point
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # `common`, also in spawned workers
 import common
+from lineflow_upstream_reference import load_anchors, upstream_reference
 
 FAMILY = "lineflow"
 VERSIONED_PACKAGES = ("gymforge", "numpy", "simpy", "gymnasium")
 RESULT_NAME = "lineflow_controllers"
 
-# Upstream figures (lineflow-rl 0.5.0's reported results, seeds 0–2), keyed by
-# (scenario, k) and then by controller name as this benchmark labels it. k is the number of
-# parallel processes (PD) or assemblies (WA, CL); None for the WaitingTime lines.
-REFERENCE: dict[tuple[str, int | None], dict[str, str]] = {
-    ("waiting_time", None): {
-        "optimal": "158 / 159 / 159 (make_optimal_agent)",
-        "fixed waiting time 19": "155–156",
-        "fixed waiting time 0": "≈ −240",
-    },
-    ("waiting_time_jump", None): {
-        "heuristic": "113–115 (last observation)",
-        "fixed waiting time 18": "fixed 18.5: 63–65",
-        "fixed waiting time 19": "fixed 18.5: 63–65",
-    },
-    ("part_distribution", 3): {
-        "greedy": "511–516",
-        "routing: round-robin per carrier": "311–339 (alternate, across k)",
-    },
-    ("part_distribution", 4): {
-        "greedy": "597–599",
-        "routing: round-robin per carrier": "311–339 (alternate, across k)",
-    },
-    ("part_distribution", 5): {
-        "greedy": "660–661",
-        "random": "640–652",
-        "routing: round-robin per carrier": "311–339 (alternate, across k)",
-    },
-    ("worker_assignment", 3): {
-        "best_partition": "(2,3,4): 291 / 288 / 288",
-        "partition (2, 3, 4)": "291 / 288 / 288",
-        "round-robin workers": "254",
-    },
-    ("complex_line", 3): {"heuristic": "197–203"},
-    ("complex_line", 5): {"heuristic": "≈ 228"},
-}
+REFERENCE_SOURCE = (
+    "lineflow-rl 0.5.0's controllers on its own simulator, mean (min–max) over seeds 0–2, "
+    "measured by `benchmarks/lineflow_upstream_anchors.py`"
+)
 
 # Upstream's documented optima (docs), as (scenario, k) -> (figure, how upstream obtained it).
 DOCUMENTED_OPTIMA: dict[tuple[str, int | None], tuple[float, str]] = {
@@ -748,6 +720,7 @@ def plan(settings: Settings, log: Callable[[str], None]) -> list[IdPlan]:
 def run(settings: Settings, log: Callable[[str], None]) -> dict[str, Any]:
     """Evaluate everything; the report's ``ids`` hold per-id summaries, searches and bounds."""
     plans = plan(settings, log)
+    anchors = load_anchors()
     jobs = [
         Job(p.spec.id, c, s, "main")
         for p in plans
@@ -797,9 +770,8 @@ def run(settings: Settings, log: Callable[[str], None]) -> dict[str, Any]:
             for (env_id, name), recs in confirmed.items()
             if env_id == p.spec.id
         ]
-        reference = REFERENCE.get((p.scenario, p.k), {})
         for row in (*rows, *confirmed_rows):
-            row["reference"] = reference.get(row["name"])
+            row["reference"] = upstream_reference(anchors, p.scenario, p.k, row["name"])
         ids[p.spec.id] = {
             "scenario": p.scenario,
             "scenario_kwargs": p.scenario_kwargs,
@@ -1068,7 +1040,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"scrap_factor·scrap. Searches run on seeds {seed_range(settings['search_seed_list'])}, and "
         f"their best {settings['top']} are re-evaluated on all seeds (rows marked *search #n*). "
         f"± is the population std over seeds; parts and scrap are means. Upstream figures: "
-        f"lineflow-rl 0.5.0, seeds 0–2. Run {report['started_utc']}, {report['wall_s']:.0f} s, "
+        f"{report['reference_source']}. Run {report['started_utc']}, {report['wall_s']:.0f} s, "
         f"{report['n_episodes']} episodes on {settings['processes']} processes, "
         f"{machine['platform']}, {machine['cpu_count']} CPUs, Python {machine['python']}; "
         f"{versions}.",
@@ -1114,6 +1086,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--quick", action="store_true", help="smoke run: 1 seed, trimmed grids, top 2"
     )
     parser.add_argument(
+        "--render-only",
+        action="store_true",
+        help="run nothing: refresh the upstream column of the stored results from the anchors",
+    )
+    parser.add_argument(
         "--out",
         type=Path,
         default=Path("benchmarks/results"),
@@ -1128,8 +1105,29 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def refresh_references(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` with every row's upstream figure taken again from the measured anchors."""
+    anchors = load_anchors()
+    for entry in report["ids"].values():
+        rows = [*entry["controllers"]]
+        if entry["search"]:
+            rows += entry["search"]["confirmed_on_all_seeds"]
+        for row in rows:
+            row["reference"] = upstream_reference(
+                anchors, entry["scenario"], entry["k"], row["name"]
+            )
+    return {**report, "reference_source": REFERENCE_SOURCE}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.render_only:
+        json_path = args.out / f"{RESULT_NAME}.json"
+        report = refresh_references(json.loads(json_path.read_text()))
+        common.write_json(json_path, report, indent=1)
+        common.write_atomic(args.out / f"{RESULT_NAME}.md", render_markdown(report))
+        print(f"Refreshed the upstream figures of {json_path} and its Markdown.")
+        return 0
     settings = Settings(args.seeds, args.search_seeds, args.top, args.processes, args.quick)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     start = time.perf_counter()
@@ -1154,7 +1152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "horizon": 4000,
             "step_size": 1,
         },
-        "reference_source": "lineflow-rl 0.5.0's reported results (seeds 0–2)",
+        "reference_source": REFERENCE_SOURCE,
         "findings": optima_findings(results["ids"]),
         **results,
     }

@@ -106,7 +106,64 @@ def rl_baselines() -> str:
     return "\n".join(lines) + "\n"
 
 
+#: (env id, this suite's controller, its label, upstream's anchor (line, controller))
+REFERENCE_ROWS = (
+    ("LineFlow-WaitingTime-v0", "optimal", "WaitingTime | optimal controller", ("WT", "optimal")),
+    (
+        "LineFlow-WaitingTimeJump-v0",
+        "heuristic",
+        "WaitingTimeJump | last-observation heuristic",
+        ("WTJ", "heuristic"),
+    ),
+    (
+        "LineFlow-PartDistribution-v0",
+        "greedy",
+        "PartDistribution k=5 | greedy routing",
+        ("PD5", "greedy"),
+    ),
+    (
+        "LineFlow-WorkerAssignment-v0",
+        "best_partition",
+        "WorkerAssignment k=3 | best partition (2,3,4)",
+        ("WA3", "partition (2, 3, 4)"),
+    ),
+    (
+        "LineFlow-ComplexLine-v0",
+        "heuristic",
+        "ComplexLine k=3 | reference heuristic",
+        ("CL3", "heuristic"),
+    ),
+)
+
+
+def lineflow_reference() -> str:
+    """The reference controllers here and upstream's on its own simulator (measured anchors),
+    with upstream's documented optimum and the best controller found here."""
+    report = _load("lineflow_controllers")
+    anchors = {
+        (a["key"], a["controller"]): a for a in _load("lineflow_upstream_anchors")["anchors"]
+    }
+    best = {(f["scenario"], f["k"]): f for f in report["findings"]}
+    lines = [
+        "| line | policy | gymforge | upstream lineflow-rl 0.5.0 | documented | best found here |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for env_id, name, label, anchor_key in REFERENCE_ROWS:
+        entry = report["ids"][env_id]
+        row = next(r for r in entry["controllers"] if r["name"] == name)
+        anchor = anchors[anchor_key]
+        documented = entry["documented_optimum"]
+        found = best[(entry["scenario"], entry["k"])]
+        lines.append(
+            f"| {label} | {row['mean_return']:.1f} | {anchor['mean_return']:.1f} "
+            f"({anchor['min_return']:.0f}–{anchor['max_return']:.0f}) | "
+            f"{documented[0]:g} | {found['best_mean_return']:.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
+    "lineflow-reference": lineflow_reference,
     "scalar-speed": scalar_speed,
     "train-speed": train_speed,
     "rl-baselines": rl_baselines,
