@@ -143,6 +143,11 @@ class MinMaxTuningVecEnv(TorchVectorEnv):
             dtype=np.float32,
         )
         super().__init__(num_envs, observation_space, action_space, device, autoreset)
+        # the bounds of (h, β) as their float32 values, on the device once (not per step)
+        self._action_range = tuple(
+            torch.as_tensor(bound.astype(np.float64), device=self.device)
+            for bound in (action_space.low, action_space.high)
+        )
         self.state = self._fresh(None)
 
     def _fresh(self, where: torch.Tensor | None) -> TuningState:
@@ -166,23 +171,28 @@ class MinMaxTuningVecEnv(TorchVectorEnv):
             torch.where(mask, fresh.measure, old.measure),
         )
 
-    def step(self, actions: Any) -> tuple:
-        """Validate ``(h, β)`` with named errors, then step (see ``TorchVectorEnv.step``)."""
+    def _checked_action(self, actions: Any) -> torch.Tensor:
+        """The batch of ``(h, β)`` after its shape check and one range check with named errors
+        (one host read for a valid batch; the space's own range check would repeat it)."""
+        if self._needs_reset:
+            raise RuntimeError("call reset() before step()")
         action = as_action_tensor(actions, self.device)
-        if action.dim() == 2 and action.shape[1] == 2 and action.shape[0] == self.num_envs:
-            for col, name, lo, hi in (
-                (0, "step size h", 0.0, self.h_max),
-                (1, "momentum beta", self.beta_min, self.beta_max),
-            ):
-                v = action[:, col].to(torch.float64)
-                bad = ~torch.isfinite(v) | (v < np.float32(lo)) | (v > np.float32(hi))
-                if bool(bad.any()):
-                    i = int(torch.nonzero(bad)[0, 0])
-                    raise ValueError(
-                        f"action[{i}][{col}] ({name}) must be finite and in [{lo}, {hi}], "
-                        f"got {float(v[i])}"
-                    )
-        return super().step(action)
+        self._action_checker().check_shape(action)
+        v = action.to(torch.float64)
+        low, high = self._action_range
+        bad = ~torch.isfinite(v) | (v < low) | (v > high)
+        if bool(bad.any()):
+            i, col = (int(n) for n in torch.nonzero(bad)[0])
+            name, lo, hi = (
+                ("step size h", 0.0, self.h_max)
+                if col == 0
+                else ("momentum beta", self.beta_min, self.beta_max)
+            )
+            raise ValueError(
+                f"action[{i}][{col}] ({name}) must be finite and in [{lo}, {hi}], "
+                f"got {float(v[i, col])}"
+            )
+        return action
 
     def _step_instances(self, action: torch.Tensor) -> StepOutput:
         h = action[:, :1].to(torch.float64)

@@ -119,6 +119,11 @@ class BatchedActionCheck:
         self._uniform = uniform
         self._low, self._high = _bounds(space, device)
 
+    def check_shape(self, action: torch.Tensor, field: str = "action") -> None:
+        """Raise ``ValueError`` unless ``action``'s shape and dtype fit the batch (no host read),
+        for envs that check the values themselves with errors of their own."""
+        _check_shape_and_dtype(action, self.space, self.num_envs, field)
+
     def __call__(self, action: torch.Tensor, field: str = "action") -> None:
         _check_shape_and_dtype(action, self.space, self.num_envs, field)
         if action.device != self.device:
