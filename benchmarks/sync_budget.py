@@ -7,7 +7,8 @@ that would synchronise the host with a CUDA device (scalar reads, copies to the 
 copied to the device, outputs of data-dependent size, boolean-mask indexing); it is
 deterministic, so one run is the figure. Records per id the syncs per step, the per-kind
 breakdown and the top call sites (paths relative to the repository root); the LineFlow ids
-also in the engine's GPU mode (the mode ``device="cuda"`` selects), rows marked "GPU mode".
+also in the engine's GPU mode and the MetaBBO ids with their guards off (what ``device="cuda"``
+selects), rows marked "GPU mode".
 
 Writes ``benchmarks/results/sync_budget.{json,md}``. ``--ids``: only these ids (substring
 match); ``--batch``, ``--steps``: the workload.
@@ -53,7 +54,7 @@ def measure(
     started = time.perf_counter()
     counter = sync_profile(env_id, "cpu", batch, steps, env_kwargs)
     return {
-        "id": env_id if env_kwargs is None else f"{env_id} (GPU mode)",
+        "id": env_id if env_kwargs is None else f"{env_id} (GPU mode)",  # what CUDA selects
         "syncs_per_step": counter.total / steps,
         "by_kind": {kind: counter.by_kind[kind] / steps for kind in KINDS if counter.by_kind[kind]},
         "top_sites": [
@@ -112,6 +113,8 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(measure(env_id, args.batch, args.steps))
         if env_id.startswith("LineFlow-"):
             rows.append(measure(env_id, args.batch, args.steps, GPU_MODE))
+        if env_id.startswith("MetaBBO-"):
+            rows.append(measure(env_id, args.batch, args.steps, {"guards": False}))
     for row in rows:
         print(f"{row['id']}: {_number(row['syncs_per_step'])} syncs/step", flush=True)
     result = {

@@ -50,6 +50,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from gymforge.core.host_guards import guards_enabled
 from gymforge.envs.metabbo.bbob_functions import FUNCTION_NAMES
 from gymforge.envs.metabbo.bbob_instances import (
     GALLAGHER_PEAKS,
@@ -262,6 +263,11 @@ def evaluate(instances: BBOBInstances, x: Tensor) -> Tensor:
     x = x.to(torch.float64)
     # A finite sum means every coordinate is finite (NaN and infinities propagate), so the
     # usual all-finite population skips the masking; a sum that overflows takes the slow path.
+    if not guards_enabled():  # the same bits without asking the device which path to take
+        finite = torch.isfinite(x).all(-1)  # [B, P]
+        out = evaluate_finite(instances, torch.where(finite[..., None], x, 0.0))
+        repaired = ~finite | (torch.isnan(out) & ~finite.all())
+        return torch.where(repaired, math.inf, out)
     if math.isfinite(float(x.sum())):
         return evaluate_finite(instances, x)
     finite = torch.isfinite(x).all(-1)  # [B, P]

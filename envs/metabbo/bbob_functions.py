@@ -30,6 +30,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from gymforge.core.host_guards import guards_enabled
 from gymforge.envs.metabbo.workspace import temporary
 
 __all__ = ["FUNCTION_NAMES", "KERNELS", "KernelArgs"]
@@ -200,7 +201,7 @@ def _t_osz(z: Tensor, buffers: tuple[Tensor, Tensor, Tensor] | None = None) -> T
     # When every z is finite (a finite sum), the only NaNs are at z = 0 (log|z| is finite
     # elsewhere and exp overflows to inf, never NaN): one nan_to_num pass then gives the bits
     # of the masked fill, without its slow boolean comparison.
-    if math.isfinite(float(z.sum())):
+    if guards_enabled() and math.isfinite(float(z.sum())):
         return out.nan_to_num_(nan=0.0, posinf=math.inf, neginf=-math.inf)
     return out.masked_fill_(z == 0, 0.0)
 

@@ -60,6 +60,15 @@ _POW2 = [2.0**j for j in range(1, bf.KATSUURA_TERMS + 1)]
 _POW3 = [3.0**k for k in range(bf.WEIERSTRASS_TERMS)]
 _HALF_POW = [0.5**k for k in range(bf.WEIERSTRASS_TERMS)]
 _INV_POW2 = [0.5**j for j in range(1, bf.KATSUURA_TERMS + 1)]
+_TERM_CONSTANTS = {"pow2": _POW2, "pow3": _POW3, "half_pow": _HALF_POW, "inv_pow2": _INV_POW2}
+
+
+@functools.cache
+def _terms(name: str, dtype: torch.dtype, device: torch.device) -> Tensor:
+    """A constant row of series terms, made once per dtype and device (no copy per call)."""
+    return torch.tensor(_TERM_CONSTANTS[name], dtype=dtype, device=device)
+
+
 PENALISED = frozenset({4, 7, 16, 17, 18, 21, 22, 23, 24})  # tails with a multiple of f_pen(x)
 
 assert set(STAGE_ORDER) == set(range(1, 25)) and len(STAGE_ORDER) == 24
@@ -335,7 +344,7 @@ def _weierstrass(a: KernelArgs, z: Tensor, x: Tensor, pen: Tensor) -> Tensor:
     shape = (*z.shape, bf.WEIERSTRASS_TERMS)
     terms = temporary("stage_terms", shape, z.dtype, z.device)
     total = temporary("stage_total", shape, z.dtype, z.device)
-    pow3, half = (torch.tensor(v, dtype=z.dtype, device=z.device) for v in (_POW3, _HALF_POW))
+    pow3, half = (_terms(name, z.dtype, z.device) for name in ("pow3", "half_pow"))
     base = (2.0 * math.pi * (z + 0.5))[..., None]
     torch.mul(base, pow3, out=terms).cos_().mul_(half)
     total = torch.cumsum(terms, -1, out=total)[..., -1].contiguous()
@@ -348,13 +357,11 @@ def _katsuura(a: KernelArgs, z: Tensor, x: Tensor, pen: Tensor) -> Tensor:
     shape = (*z.shape, bf.KATSUURA_TERMS)
     scaled = temporary("stage_terms", shape, z.dtype, z.device)
     rounded = temporary("stage_total", shape, z.dtype, z.device)
-    pow2 = torch.tensor(_POW2, dtype=z.dtype, device=z.device)
+    pow2 = _terms("pow2", z.dtype, z.device)
     torch.mul(z[..., None], pow2, out=scaled)
     torch.add(scaled, 0.5, out=rounded).floor_()
     # / 2^j as * 2^-j: both are the exact quotient, correctly rounded (powers of two)
-    terms = (
-        scaled.sub_(rounded).abs_().mul_(torch.tensor(_INV_POW2, dtype=z.dtype, device=z.device))
-    )
+    terms = scaled.sub_(rounded).abs_().mul_(_terms("inv_pow2", z.dtype, z.device))
     total = torch.cumsum(terms, -1, out=rounded)[..., -1].contiguous()
     d = x.shape[-1]
     index = torch.arange(1, d + 1, dtype=x.dtype, device=x.device)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from gymforge.core.host_guards import guards_enabled
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.metabbo.de_config import (
     BOUND_HANDLINGS,
@@ -281,7 +282,7 @@ def _bound(
     ``in_place``: ``u`` is a temporary that the clip handling may overwrite."""
     # A finite sum means every coordinate is finite (NaN and infinities propagate): the usual
     # case skips the replacement; a sum that overflows takes it too (a no-op then).
-    if not math.isfinite(float(u.sum())):
+    if not guards_enabled() or not math.isfinite(float(u.sum())):
         u = torch.where(torch.isfinite(u), u, x)
     if config.bound_handling == "clip" and in_place:
         return u.clamp_(config.lower, config.upper)
@@ -340,7 +341,8 @@ def _bound_choice(hyper: dict[str, Tensor | float], b: int, dev: torch.device) -
     if v.dtype.is_floating_point or v.dtype == torch.bool:
         raise ValueError(f"hyper['bound'] must hold integers, got dtype {v.dtype}")
     v = v.long().expand(b) if v.dim() == 0 else v.long()
-    if v.shape != (b,) or bool(((v < 0) | (v >= len(BOUND_HANDLINGS))).any()):
+    in_range = not guards_enabled() or not bool(((v < 0) | (v >= len(BOUND_HANDLINGS))).any())
+    if v.shape != (b,) or not in_range:
         raise ValueError(
             f"hyper['bound'] must be a [B={b}] tensor of indices in 0..{len(BOUND_HANDLINGS) - 1} "
             f"into {BOUND_HANDLINGS}, got {v.tolist()}"

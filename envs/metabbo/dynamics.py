@@ -24,6 +24,7 @@ from functools import cached_property
 import torch
 from torch import Tensor
 
+from gymforge.core.host_guards import guards_enabled
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.metabbo import optimizer, pso
 from gymforge.envs.metabbo.bbob import BBOBInstances
@@ -295,7 +296,7 @@ def step(
     hyper, migration = config.preset.decode(action)
     # Every instance running (the usual case): the masks by `active` below are identities and
     # are skipped; active=None also skips the optimizer's per-field freeze.
-    everyone = not bool(state.done.any())
+    everyone = guards_enabled() and not bool(state.done.any())
     opt_active = None if everyone else active
     subpops = tuple(
         _step_sub(c, state.problems, s, h, rng, opt_active)

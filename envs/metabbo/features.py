@@ -41,6 +41,7 @@ import threading
 import torch
 from torch import Tensor
 
+from gymforge.core.host_guards import guards_enabled
 from gymforge.envs.metabbo.workspace import block_size, scratch, temporary
 
 __all__ = [
@@ -196,7 +197,9 @@ def status_features(
     x = x.to(torch.float64)
     d = x.shape[-1]
     diag = box_width * math.sqrt(d)
-    mask = None if bool(alive.all()) else alive  # the usual full population skips the masking
+    mask = (
+        None if guards_enabled() and bool(alive.all()) else alive
+    )  # the usual full population skips the masking
     # alive rows per instance (dividing by the float P or by a tensor of P's is the same)
     n: Tensor | float = float(x.shape[1]) if mask is None else alive.sum(-1).to(torch.float64)
     # `t.abs() < inf` is torch.isfinite(t) (False for NaN and both infinities) in two passes
@@ -236,7 +239,9 @@ def status_features(
     dist = _masked_mean(_distances_to(x, torch.cat([x_c, bx], dim=1)), row_mask, n_col) / diag
     f5, f7 = dist[:, 0], dist[:, 1]
     f8 = improved.to(torch.float64)
-    if bool(ok.all()):  # the usual case: the cost features are kept (f * 1.0 is f)
+    if guards_enabled() and bool(
+        ok.all()
+    ):  # the usual case: the cost features are kept (f * 1.0 is f)
         out = torch.stack([f0, f1, f2, f3, f4, f5, f6, f7, f8], dim=-1)
     else:
         cost_ok = ok.to(torch.float64)

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from gymforge.core.host_guards import default_guards, host_guards
 from gymforge.core.scalar_env import TorchScalarEnv
 from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
@@ -80,7 +81,8 @@ _DOC = """MetaBBO: configure a differential evolution optimizer, generation by g
     function ids), ``subset`` ("train" | "test"), ``dimension`` (10; 2..100, 2..40 for COCO
     instances), ``population_size`` (100), ``max_generations`` (500), ``instance_mode``
     ("random" | "coco"), ``coco_instances`` (15: COCO ids drawn from 1..15),
-    ``target_error`` (1e-8).
+    ``target_error`` (1e-8), ``guards`` (None: on except on CUDA; False skips the host reads
+    that pick cheaper paths, for a GPU: the same trajectories with fewer syncs).
 
     ## Version History
     - v0: initial version.
@@ -104,6 +106,7 @@ class MetaBBOVecEnv(TorchVectorEnv):
         instance_mode: str = "random",
         coco_instances: int = 15,
         target_error: float = 1e-8,
+        guards: bool | None = None,
     ) -> None:
         problem_set = ProblemSet(
             function_ids=split_functions(split, subset),
@@ -122,6 +125,8 @@ class MetaBBOVecEnv(TorchVectorEnv):
         observation_space = spaces.Box(0.0, 1.0, (NUM_FEATURES,), np.float32)
         action_space = spaces.MultiDiscrete(np.full(k, BINS, dtype=np.int64))
         super().__init__(num_envs, observation_space, action_space, device, autoreset)
+        # host reads that pick cheaper paths: off on CUDA, where each is a sync (same bits)
+        self.guards = default_guards(self.device, guards)
         self._pinned: tuple[list[int], list[int]] | None = None
         self.state = dynamics.initial_state(self.config, self.rng, self.device)
 
@@ -167,19 +172,25 @@ class MetaBBOVecEnv(TorchVectorEnv):
         return fids, iids
 
     def _reset_instances(self, mask: torch.Tensor) -> None:
+        with host_guards(self.guards):
+            self._reset_where(mask)
+
+    def _reset_where(self, mask: torch.Tensor) -> None:
         if self._pinned is not None and bool(mask.all()):
             self.state = dynamics.initial_state(self.config, self.rng, self.device, self._pinned)
         else:
             self.state = dynamics.reset_where(self.config, self.state, mask, self.rng)
 
     def _step_instances(self, action: torch.Tensor) -> StepOutput:
-        self.state, reward, terminated, truncated = dynamics.step(
-            self.config, self.state, action, self.rng
-        )
-        return StepOutput(reward, terminated, truncated, dynamics.info(self.state))
+        with host_guards(self.guards):
+            self.state, reward, terminated, truncated = dynamics.step(
+                self.config, self.state, action, self.rng
+            )
+            return StepOutput(reward, terminated, truncated, dynamics.info(self.state))
 
     def _observe(self) -> torch.Tensor:
-        return dynamics.observe(self.config, self.state)
+        with host_guards(self.guards):
+            return dynamics.observe(self.config, self.state)
 
 
 class MetaBBOEnv(TorchScalarEnv):

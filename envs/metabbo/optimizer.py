@@ -79,6 +79,7 @@ from dataclasses import replace
 import torch
 from torch import Tensor
 
+from gymforge.core.host_guards import guards_enabled
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate, evaluate_finite
 from gymforge.envs.metabbo.de_config import (  # (re-exported: they were defined here)
@@ -233,7 +234,7 @@ def _crowding_select(
     replaced individuals (rows of ``x``).
     """
     b, p, _ = x.shape
-    all_alive = bool(alive.all())
+    all_alive = guards_enabled() and bool(alive.all())
     nearest = _nearest(trial, x, None if all_alive else alive)  # [B, P]: each trial's rival
     clean_ft = _clean(ft) if clean_ft is None else clean_ft
     key = clean_ft if all_alive else torch.where(alive, clean_ft, math.inf)  # dead: no rival
@@ -261,6 +262,12 @@ def _replace_rows(
     ``ft[src[j]]`` where ``replace_`` [B, P]: ``torch.where(replace_, gathered, x)``, by copying
     the population and writing only the replaced rows."""
     b, p, d = x.shape
+    if not guards_enabled():  # the same values, without a shape that depends on them
+        index = torch.where(replace_, src, 0)
+        new_x = torch.where(
+            replace_[..., None], trial.gather(1, index[..., None].expand(-1, -1, d)), x
+        )
+        return new_x, torch.where(replace_, ft.gather(1, index), f)
     dst = torch.nonzero(replace_.reshape(-1)).squeeze(1)  # flat rows of x
     offset = _row_offsets(b, trial.shape[1], x.device)
     rows = (src + offset).reshape(-1).index_select(0, dst)  # their flat rows of trial

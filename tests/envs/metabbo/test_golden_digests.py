@@ -129,21 +129,26 @@ def trajectory_digests(kwargs: dict[str, Any], num_envs: int, steps: int, seed: 
     return out
 
 
-def compute() -> dict[str, Any]:
-    """The golden document of this checkout (one torch thread)."""
+def compute(guards: bool = True) -> dict[str, Any]:
+    """The golden document of this checkout (one torch thread); ``guards=False`` computes it
+    without the host reads that pick cheaper paths (the GPU setting), which must not change it."""
+    from gymforge.core.host_guards import host_guards
+
     torch.set_num_threads(1)
     envs = {
-        f"{name}/seed{seed}": trajectory_digests(kwargs, n, steps, seed)
+        f"{name}/seed{seed}": trajectory_digests({**kwargs, "guards": guards}, n, steps, seed)
         for name, kwargs, n, steps in ENV_CASES
         for seed in ENV_SEEDS
     }
+    with host_guards(guards):
+        evaluations = evaluation_digests()
     from gymforge.core.golden import kernel_fingerprint
 
     return {
         "schema": SCHEMA,
         "machine": machine(),
         "kernels": kernel_fingerprint(),
-        "evaluate": evaluation_digests(),
+        "evaluate": evaluations,
         "envs": envs,
     }
 
@@ -209,6 +214,19 @@ def test_metabbo_digests_are_unchanged() -> None:
         pytest.skip(f"digests recorded on {expected['machine']}, this machine is {machine()}")
     actual = compute()
     expected, known = expected_for(expected, actual["kernels"])
+    problem = first_difference(expected, actual)
+    if problem and not known:
+        pytest.skip(f"{problem}, on kernels {actual['kernels']} that the file does not know")
+    assert problem is None, problem
+
+
+def test_metabbo_digests_are_unchanged_without_guards() -> None:
+    """The GPU setting (no host reads to pick paths) gives the same bits on every case."""
+    recorded = _load()
+    if recorded["machine"] != machine():
+        pytest.skip(f"digests recorded on {recorded['machine']}, this machine is {machine()}")
+    actual = compute(guards=False)
+    expected, known = expected_for(recorded, actual["kernels"])
     problem = first_difference(expected, actual)
     if problem and not known:
         pytest.skip(f"{problem}, on kernels {actual['kernels']} that the file does not know")
