@@ -87,10 +87,10 @@ Method
       ``cProfile`` (Python-level: which engine methods and torch calls take the time).
 
 How to run (from the repository root, with the project's interpreter)
-    python benchmarks/lineflow_batched.py               # everything, CPU (about 9 minutes)
-    python benchmarks/lineflow_batched.py --scenarios WT --batch-sizes 1 64 4096 --repeats 1
-    python benchmarks/lineflow_batched.py --no-anchor --no-sync --skip-memory --skip-profile
-    python benchmarks/lineflow_batched.py --out /tmp/results
+    python -m benchmarks.lineflow_batched               # everything, CPU (about 9 minutes)
+    python -m benchmarks.lineflow_batched --scenarios WT --batch-sizes 1 64 4096 --repeats 1
+    python -m benchmarks.lineflow_batched --no-anchor --no-sync --skip-memory --skip-profile
+    python -m benchmarks.lineflow_batched --out /tmp/results
 
     Results go to ``<out>/lineflow_batched.json`` (machine info, versions, every measurement,
     medians, verdicts, memory, profile, the exact command) and ``<out>/lineflow_batched.md``.
@@ -102,7 +102,7 @@ GPU
     usable CUDA device it prints why and exits with status 0, writing nothing. On a GPU machine:
 
         bash benchmarks/lineflow_batched_gpu.sh OUT_DIR     # or, by hand:
-        python benchmarks/lineflow_batched.py --device cuda --batch-sizes 1 1024 4096 16384 65536 \\
+        python -m benchmarks.lineflow_batched --device cuda --batch-sizes 1 1024 4096 16384 65536 \\
             --out OUT_DIR
 
     The shell script picks an interpreter (``$PYTHON``, ``.venv/bin/python``, ``python3``),
@@ -139,11 +139,9 @@ import gymnasium as gym
 import torch
 
 import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # `common`, however this is started
-import common
-from common import fmt_rate, fmt_verdict
-from lineflow_warm import sample_action_batches, transplant_state, warm_env, warm_shard
+from benchmarks import common
+from benchmarks.common import fmt_rate, fmt_verdict
+from benchmarks.lineflow_warm import sample_action_batches, transplant_state, warm_env, warm_shard
 
 TORCH = "torch"
 TORCH_WORKERS = "torch-workers"  # the torch engine split over worker processes (num_workers)

@@ -38,7 +38,7 @@ How it runs
     with its error and the run goes on. torch is not imported.
 
 How to run (from the repository root)
-    python benchmarks/lineflow_controllers.py [--seeds 5] [--search-seeds 3] [--top 5]
+    python -m benchmarks.lineflow_controllers [--seeds 5] [--search-seeds 3] [--top 5]
                                               [--processes 2] [--quick] [--out benchmarks/results]
 
     ``--quick`` is a smoke run (1 seed, trimmed grids, about 20 s); it still writes its files, so
@@ -67,12 +67,10 @@ import gymnasium as gym
 import numpy as np
 
 import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
+from benchmarks import common
 from gymforge.agents.lineflow import ComplexLineHeuristicAgent
 from gymforge.agents.lineflow.workers import balanced_partition, compositions
 from gymforge.registry import EnvSpec, all_specs, load_entry_point
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # `common`, also in spawned workers
-import common
 
 FAMILY = "lineflow"
 VERSIONED_PACKAGES = ("gymforge", "numpy", "simpy", "gymnasium")

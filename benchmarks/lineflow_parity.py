@@ -39,7 +39,7 @@ Verdict
     parts and scrap pass. Welch's two-sample p-value is reported for information only.
 
 How to run (from the repository root)
-    python benchmarks/lineflow_parity.py [--seeds 32] [--horizon 2000] [--ids ID ...]
+    python -m benchmarks.lineflow_parity [--seeds 32] [--horizon 2000] [--ids ID ...]
                                          [--processes 2] [--quick] [--out benchmarks/results]
 
     The default horizon is 2000 steps, not the envs' 4000: the torch engine runs at only
@@ -75,10 +75,8 @@ import gymnasium as gym
 import numpy as np
 
 import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
+from benchmarks import common
 from gymforge.registry import EnvSpec, all_specs, get_spec, load_entry_point
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # `common`, also in spawned workers
-import common
 
 RANDOM = "random"
 SIMPY_SEED0 = 1000

@@ -47,7 +47,7 @@ Method (speed)
     reproducible from the seed; the others are.
 
 How to run (from the repository root)
-    python benchmarks/lineflow_scalar.py [--episodes N] [--no-anchor] [--scenarios WT PD5 ...]
+    python -m benchmarks.lineflow_scalar [--episodes N] [--no-anchor] [--scenarios WT PD5 ...]
                                          [--skip-long] [--no-anchor-long] [--skip-memory]
                                          [--out benchmarks/results]
 
@@ -80,10 +80,8 @@ from typing import Any
 import gymnasium as gym
 
 import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # `common`, however this is started
-import common
-from common import fmt_rate, fmt_verdict
+from benchmarks import common
+from benchmarks.common import fmt_rate, fmt_verdict
 
 SHORT_HORIZON = 4000
 LONG_HORIZON = 40_000
