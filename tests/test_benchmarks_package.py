@@ -21,6 +21,7 @@ SCRIPTS = sorted(p.stem for p in BENCHMARKS.glob("*.py") if p.stem != "__init__"
 
 # `python benchmarks/x.py`, `.venv/bin/python benchmarks/x.py`, `$(PY) benchmarks/x.py`, ...
 OLD_FORM = re.compile(r"(python\S*|\$\(PY\)|\"\$python\")\s+benchmarks/\w+\.py")
+MAX_LINES = 600  # a longer script is split into modules with one job each
 
 
 def _main_guarded(tree: ast.Module) -> bool:
@@ -69,6 +70,11 @@ def test_every_script_imports_as_a_module_without_side_effects(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     assert list(tmp_path.iterdir()) == []
+
+
+def test_no_benchmark_module_is_too_long_to_read() -> None:
+    lengths = {name: len((BENCHMARKS / f"{name}.py").read_text().splitlines()) for name in SCRIPTS}
+    assert {name: n for name, n in lengths.items() if n > MAX_LINES} == {}
 
 
 def test_no_sys_path_edits_in_benchmarks() -> None:
