@@ -25,7 +25,7 @@ format: setup
 
 bench:
 	@EXTRAS=dev,anchors scripts/setup.sh
-	$(PY) benchmarks/lineflow_scalar.py
+	$(PY) -m benchmarks.lineflow_scalar
 
 docs: setup
 	$(PY) -m gymforge.docs

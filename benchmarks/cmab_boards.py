@@ -10,17 +10,13 @@ what each learner picks (from the same datasets the board's episodes use).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import command_line, write_atomic
-
+from benchmarks.common import command_line, write_atomic
 from gymforge.agents.cmab.clcb import clcb
 from gymforge.agents.cmab.emp import emp
 from gymforge.envs.cmab.collect import collect_records, problem_for

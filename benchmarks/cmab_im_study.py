@@ -19,7 +19,6 @@ Random is the mean gap of ``--random-sets`` uniformly random seed sets per insta
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,10 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import command_line, machine_info, write_atomic, write_json
-
+from benchmarks.common import command_line, machine_info, write_atomic, write_json
 from gymforge.agents.cmab.clcb import im_edge_bounds
 from gymforge.agents.cmab.oracles import greedy_im_oracle
 from gymforge.envs.cmab.collect import collect_records, problem_for

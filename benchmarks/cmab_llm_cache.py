@@ -21,7 +21,6 @@ per-n ratios. Writes ``benchmarks/results/cmab_llm_cache.{json,md}``.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -29,11 +28,8 @@ from typing import Any
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from cmab_paper import gap_table
-from common import command_line, machine_info, write_atomic, write_json
-
+from benchmarks.cmab_paper import gap_table
+from benchmarks.common import command_line, machine_info, write_atomic, write_json
 from gymforge.agents.cmab.clcb import clcb
 from gymforge.agents.cmab.lec import lec
 from gymforge.agents.cmab.lfu import lfu

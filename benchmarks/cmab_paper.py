@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Callable
 from functools import partial
@@ -33,10 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import command_line, machine_info, write_atomic, write_json
-
+from benchmarks.common import command_line, machine_info, write_atomic, write_json
 from gymforge.agents.cmab.clcb import clcb
 from gymforge.agents.cmab.cucb_offline import cucb_offline
 from gymforge.agents.cmab.emp import emp

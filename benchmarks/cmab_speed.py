@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -37,11 +36,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import command_line, machine_info, write_atomic, write_json
-
 import gymforge  # noqa: F401 - registers the ids
+from benchmarks.common import command_line, machine_info, write_atomic, write_json
 from gymforge.agents.cmab.clcb import clcb, clcb_from_statistics
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.cmab.cascade import CascadeProblem

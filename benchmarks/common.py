@@ -1,8 +1,8 @@
 """Helpers shared by the LineFlow benchmark scripts in this folder.
 
-The scripts run as ``python benchmarks/<script>.py`` from the repository root and import this
-module as ``common`` (each puts its own folder on ``sys.path`` first, so worker processes started
-with ``spawn`` find it too). Only the pieces that were identical in every script live here:
+The scripts run as ``python -m benchmarks.<script>`` from the repository root and import this
+module as ``benchmarks.common`` (the repository root is on ``sys.path`` under ``-m``, and worker
+processes started with ``spawn`` inherit it). Only the pieces that were identical in every script live here:
 machine and version facts, the git revision, the reproducing command line, atomic writes and a
 few formatters. Measurement logic stays in the scripts.
 """
@@ -86,12 +86,17 @@ def machine_info(packages: Iterable[str], extra: dict[str, Any] | None = None) -
     }
 
 
-def command_line() -> str:
-    """The command that ran this benchmark, as one would type it from the repository root."""
-    script = Path(sys.argv[0])
-    with contextlib.suppress(ValueError):
-        script = script.resolve().relative_to(Path.cwd())
-    return shlex.join(["python", str(script), *sys.argv[1:]])
+def command_line(argv: Sequence[str] | None = None) -> str:
+    """The command that ran this benchmark, as one would type it from the repository root.
+
+    Always the module form ``python -m benchmarks.<name> ARGS``, whether the script was started
+    that way or by its file path, so that recorded results name one way to reproduce them.
+    ``argv`` defaults to ``sys.argv`` (its first entry is the script's path).
+    """
+    argv = list(sys.argv if argv is None else argv)
+    script = Path(argv[0])
+    module = f"benchmarks.{script.stem}" if script.suffix == ".py" else str(script)
+    return shlex.join(["python", "-m", module, *argv[1:]])
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -16,7 +16,7 @@ ten times faster per batch than in the reference, and R-MDN needs more process n
 them: the benchmark's R-MDN uses forgetting factor 0.999 (the reference's) with reg = 1e-2; a row
 with the reference's reg = 1e-4 is recorded too, for comparison.
 
-Run: ``.venv/bin/python benchmarks/confounders_behaviour.py`` (``--quick``: one seed).
+Run: ``.venv/bin/python -m benchmarks.confounders_behaviour`` (``--quick``: one seed).
 Writes ``benchmarks/results/confounders_behaviour.{json,md,png}``.
 """
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,9 +32,7 @@ from typing import Any
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common
-
+from benchmarks import common
 from gymforge.agents.confounders.models import ConfounderCNN, rmdn_norm
 from gymforge.agents.confounders.training import Strategy, TrainConfig, run_continual
 from gymforge.baselines.confounders import (

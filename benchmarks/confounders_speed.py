@@ -12,7 +12,7 @@
    requires grad, so both layers record their graph; forward only), for information. Blocks of
    10 calls on conv maps, 500 at 84 features.
 
-Run: ``.venv/bin/python benchmarks/confounders_speed.py`` (``--quick``: fewer repetitions).
+Run: ``.venv/bin/python -m benchmarks.confounders_speed`` (``--quick``: fewer repetitions).
 Writes ``benchmarks/results/confounders_speed.{json,md}``.
 """
 
@@ -21,17 +21,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common
-
+from benchmarks import common
 from gymforge.agents.confounders.rmdn import RecursiveMetadataNorm, design_matrix
 from gymforge.envs.confounders import SyntheticConfig, SyntheticStream
 from gymforge.envs.confounders.gym_env import ConfounderStreamVecEnv

@@ -7,8 +7,8 @@ synchronisations per ``step`` (CUDA only, ``torch.cuda.set_sync_debug_mode``), b
 on the device, and env steps/s over a range of batch sizes. Then the on-device PPO trainer on
 WaitingTime. Writes ``gpu_check.json`` and ``gpu_check.md`` to ``--out``.
 
-    python benchmarks/gpu_check.py --device cuda                   # ~5 minutes on a GPU
-    python benchmarks/gpu_check.py --device cpu --quick --out DIR  # the dry run CI runs
+    python -m benchmarks.gpu_check --device cuda                   # ~5 minutes on a GPU
+    python -m benchmarks.gpu_check --device cpu --quick --out DIR  # the dry run CI runs
 
 ``benchmarks/gpu_check.sh`` runs it on a bare GPU machine (installing carried wheels first).
 """
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     sizes = QUICK if args.quick else FULL
     result: dict[str, Any] = {
-        "command": " ".join(["python", "benchmarks/gpu_check.py", *(argv or sys.argv[1:])]),
+        "command": " ".join(["python", "-m", "benchmarks.gpu_check", *(argv or sys.argv[1:])]),
         "environment": environment(args.device),
         "sizes": sizes,
         "ids": [],

@@ -8,7 +8,7 @@
 # `python -m pip wheel --no-deps -w .whl .`), they are installed into /tmp/site first; the
 # project must be installed (a wheel or `pip install -e .`), as putting the repository root on
 # PYTHONPATH does not make gymforge.envs importable. Writes to OUT_DIR (default $OUT, else
-# benchmarks/results/gpu): gpu_check.json/.md (benchmarks/gpu_check.py --device cuda),
+# benchmarks/results/gpu): gpu_check.json/.md (python -m benchmarks.gpu_check --device cuda),
 # pytest_gpu.log (`pytest -m gpu`) and environment.txt. Sized for about 8 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,7 @@ export PYTHONUNBUFFERED=1 PYGAME_HIDE_SUPPORT_PROMPT=1
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1
 } > "$out/environment.txt" 2>&1
 cat "$out/environment.txt"
-timeout 420 "$python" benchmarks/gpu_check.py --device cuda --out "$out"
+timeout 420 "$python" -m benchmarks.gpu_check --device cuda --out "$out"
 status=$?
 timeout 120 "$python" -m pytest -q -m gpu -p no:cacheprovider > "$out/pytest_gpu.log" 2>&1
 tail -3 "$out/pytest_gpu.log"

@@ -40,7 +40,7 @@ export PYGAME_HIDE_SUPPORT_PROMPT=1
 nvidia-smi > "$out/nvidia-smi.txt" 2>&1 || echo "nvidia-smi not available" > "$out/nvidia-smi.txt"
 cat "$out/environment.txt"
 
-"$python" benchmarks/lineflow_batched.py \
+"$python" -m benchmarks.lineflow_batched \
     --device cuda \
     --batch-sizes 1 1024 4096 16384 65536 \
     --repeats 2 \

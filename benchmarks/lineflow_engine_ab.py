@@ -12,7 +12,7 @@ Cases (``--cases``): WT (``LineFlow-WaitingTime-v0``) at B = 4096 and CL3
 (``LineFlow-ComplexLine-v0``, 3 assemblies, 9 workers, no alternation) at B = 1024, warmed
 ``--warm-up-steps`` steps with seeded random actions, then ``--steps`` steps per measurement.
 
-    python benchmarks/lineflow_engine_ab.py --baseline main --repeats 9
+    python -m benchmarks.lineflow_engine_ab --baseline main --repeats 9
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import copy
 import importlib
+import importlib.util
 import statistics
 import subprocess
 import sys
@@ -64,7 +65,15 @@ def load_baseline_engine(revision: str, folder: Path) -> type:
                 cwd=root, check=True, capture_output=True, text=True,
             ).stdout  # fmt: skip
             (package / file).write_text(source.replace(IMPORT_NAME, name))
-    sys.path.insert(0, str(folder))
+    # Registered by hand rather than by putting ``folder`` on ``sys.path``: only this one package
+    # becomes importable, and nothing else in the temporary folder can shadow a real module.
+    spec = importlib.util.spec_from_file_location(
+        name, package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    assert spec is not None and spec.loader is not None, f"no package at {package}"
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
     return importlib.import_module(f"{name}.engine").Engine
 
 

@@ -14,8 +14,8 @@ and where they come from are listed in ``docs/design/lineflow_upstream_figures.m
 
 Run (from the repository root, after ``pip install -e .[anchors]``)::
 
-    python benchmarks/lineflow_upstream_anchors.py            # seeds 0-2, ~5 minutes
-    python benchmarks/lineflow_upstream_anchors.py --seeds 1 --only WT --out /tmp/a  # a look
+    python -m benchmarks.lineflow_upstream_anchors            # seeds 0-2, ~5 minutes
+    python -m benchmarks.lineflow_upstream_anchors --seeds 1 --only WT --out /tmp/a  # a look
 
 Writes ``benchmarks/results/lineflow_upstream_anchors.{json,md}``.
 """
@@ -31,9 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import common
+from benchmarks import common
 
 RESULT_NAME = "lineflow_upstream_anchors"
 RESULTS = common.REPO_ROOT / "benchmarks" / "results"

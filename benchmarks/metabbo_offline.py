@@ -14,8 +14,8 @@ One run, end to end, on CPU (one torch thread):
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/metabbo_offline.py            # full size (~10-20 min under load)
-    .venv/bin/python benchmarks/metabbo_offline.py --quick    # smoke size (~2 min)
+    .venv/bin/python -m benchmarks.metabbo_offline            # full size (~10-20 min under load)
+    .venv/bin/python -m benchmarks.metabbo_offline --quick    # smoke size (~2 min)
 
 Writes ``benchmarks/results/metabbo_offline.json`` and ``.md`` (``--quick``: ``*_quick.*``).
 """
@@ -24,19 +24,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import common
 import numpy as np
 import torch
 
+from benchmarks import common
 from gymforge.agents.metabbo.agent import QMambaAgent, load_model, save_model
 from gymforge.agents.metabbo.qmamba import QMambaConfig
 from gymforge.agents.metabbo.train import TrainConfig, TrainResult, fit

@@ -8,7 +8,7 @@ runs, seed 0) and how many runs the agent does better / worse / the same on, as 
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/metabbo_offline_paired.py benchmarks/results/metabbo_offline_kl.json
+    .venv/bin/python -m benchmarks.metabbo_offline_paired benchmarks/results/metabbo_offline_kl.json
 """
 
 from __future__ import annotations

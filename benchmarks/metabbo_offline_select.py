@@ -8,7 +8,7 @@ here without tuning on the test table of ``metabbo_offline.py``.
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/metabbo_offline_select.py MODEL_DIR [MODEL_DIR ...]
+    .venv/bin/python -m benchmarks.metabbo_offline_select MODEL_DIR [MODEL_DIR ...]
 
 Writes ``benchmarks/results/metabbo_offline_select.json`` (``--out`` to change).
 """
@@ -16,17 +16,14 @@ Writes ``benchmarks/results/metabbo_offline_select.json`` (``--out`` to change).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import common
 import numpy as np
 import torch
 
+from benchmarks import common
 from gymforge.agents.metabbo.agent import load_agent
 from gymforge.baselines.metabbo.behaviors import register_behavior
 from gymforge.envs.metabbo.dataset import available_behaviors

@@ -9,8 +9,8 @@ the Alg0 entry of ``DEFAULT_SCHEDULES``.
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/metabbo_schedule_search.py            # 48 schedules, ~10 min
-    .venv/bin/python benchmarks/metabbo_schedule_search.py --quick    # 4 schedules, 2 seeds
+    .venv/bin/python -m benchmarks.metabbo_schedule_search            # 48 schedules, ~10 min
+    .venv/bin/python -m benchmarks.metabbo_schedule_search --quick    # 4 schedules, 2 seeds
 
 Writes ``benchmarks/results/metabbo_schedule_search.{json,md}`` (``--quick``: ``*_quick.*``).
 """
@@ -20,16 +20,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import common
 import torch
 
+from benchmarks import common
 from gymforge.agents.random_agent import RandomAgent
 from gymforge.baselines.metabbo.schedule import DEFAULT_SCHEDULES, Schedule, ScheduleAgent
 from gymforge.envs.metabbo.metrics import evaluate

@@ -31,7 +31,7 @@ generations, actions pre-drawn from the round's seed, the same for both implemen
 medians over rounds; the ratio new / baseline of the medians, and the median of the per-round
 ratios. The load average is recorded at the start, per round and at the end.
 
-Run: ``.venv/bin/python benchmarks/metabbo_speed.py --baseline REV --repeats 7``
+Run: ``.venv/bin/python -m benchmarks.metabbo_speed --baseline REV --repeats 7``
 (``--quick``: 100 generations, 2 rounds). Writes ``benchmarks/results/metabbo_speed.{json,md}``.
 """
 
@@ -57,8 +57,7 @@ from typing import Any
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common
+from benchmarks import common
 
 FUNCTIONS = (1, 2, 10, 11)
 WORKLOADS = ("default", "mix4")

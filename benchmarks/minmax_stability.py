@@ -10,7 +10,7 @@ renormalisation (exact for a linear map); the script also checks that the subset
 between the two and that the simulated stable/unstable verdicts agree with the exact spectral
 radii (``torch.linalg.eigvals`` of the update matrices) away from the ρ = 1 boundary.
 
-Run: ``.venv/bin/python benchmarks/minmax_stability.py`` (``--quick``: 64 × 64 grid, one repeat).
+Run: ``.venv/bin/python -m benchmarks.minmax_stability`` (``--quick``: 64 × 64 grid, one repeat).
 Writes ``benchmarks/results/minmax_stability.{json,md}``.
 """
 
@@ -21,14 +21,11 @@ import math
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common
-
+from benchmarks import common
 from gymforge.agents.minmax.spectral import simulated_growth_rate, stability_map
 from gymforge.envs.minmax.games import make_game
 

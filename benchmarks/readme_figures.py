@@ -5,8 +5,8 @@ The README holds blocks between ``<!-- BEGIN GENERATED: NAME -->`` and ``<!-- EN
 what was measured. ``tests/test_readme_figures.py`` fails when a block differs from what this
 script would write.
 
-    python benchmarks/readme_figures.py          # rewrite README.md
-    python benchmarks/readme_figures.py --check  # exit 1 and name the stale blocks
+    python -m benchmarks.readme_figures          # rewrite README.md
+    python -m benchmarks.readme_figures --check  # exit 1 and name the stale blocks
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ What it measures
     ``benchmarks/results/lineflow_controllers.json`` (seeds 0–4) is quoted beside them.
 
 How to run (from the repository root)
-    python benchmarks/rl_lineflow.py            # evaluate the stored agents (~3 min)
-    python benchmarks/rl_lineflow.py --quick    # one episode per agent
-    python benchmarks/rl_lineflow.py store RUN_DIR [RUN_DIR ...]   # store trained runs
+    python -m benchmarks.rl_lineflow            # evaluate the stored agents (~3 min)
+    python -m benchmarks.rl_lineflow --quick    # one episode per agent
+    python -m benchmarks.rl_lineflow store RUN_DIR [RUN_DIR ...]   # store trained runs
 
     ``store`` copies a run's checkpoint with the best periodic held-out evaluation (seed 2**62;
     ties: the later one) or its final model into ``baselines/models/<id>/ppo-seed<S>/``
@@ -38,10 +38,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import common
 import numpy as np
+
+from benchmarks import common
 
 MODELS = common.REPO_ROOT / "baselines" / "models"
 RESULTS = common.REPO_ROOT / "benchmarks" / "results"

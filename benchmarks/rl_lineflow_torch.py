@@ -13,8 +13,8 @@ What it reports
 How to run (from the repository root; ``pip install -e '.[stats]'``)
     gymforge sweep benchmarks/sweeps/lineflow_wt.yaml --workers 2 --out sweeps/lineflow_wt
     ...                                                # one sweep file per task
-    python benchmarks/rl_lineflow_torch.py --store sweeps/lineflow_*   # copy, then report
-    python benchmarks/rl_lineflow_torch.py                              # report what is stored
+    python -m benchmarks.rl_lineflow_torch --store sweeps/lineflow_*   # copy, then report
+    python -m benchmarks.rl_lineflow_torch                              # report what is stored
 
     ``--store`` copies every finished job's final policy, ``config.json``, ``evaluations.json``
     and ``result.json`` to ``benchmarks/results/rl_lineflow_torch/<sweep>/<job>/`` (the job's
@@ -29,10 +29,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import common
 import numpy as np
+
+from benchmarks import common
 
 RESULTS = common.REPO_ROOT / "benchmarks" / "results"
 STORE = RESULTS / "rl_lineflow_torch"
@@ -142,7 +141,7 @@ def main() -> int:
     ]
     # The report reads only the stored copies, so the command that reproduces it takes no
     # arguments (the sweep folders given to --store may lie outside the repository).
-    document: dict[str, Any] = {"command": "python benchmarks/rl_lineflow_torch.py", "groups": []}
+    document: dict[str, Any] = {"command": "python -m benchmarks.rl_lineflow_torch", "groups": []}
     order = list(GOALS)
     for key in sorted(
         groups, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1], k[2])

@@ -17,18 +17,14 @@ match); ``--batch``, ``--steps``: the workload.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import REPO_ROOT, command_line, machine_info, write_atomic, write_json
-
 import gymforge  # noqa: F401 - registers the ids
+from benchmarks.common import REPO_ROOT, command_line, machine_info, write_atomic, write_json
 from gymforge.core.device_checks import sync_profile
 from gymforge.core.sync_counter import KINDS
 from gymforge.envs.lineflow.batched.engine import GPU_MODE

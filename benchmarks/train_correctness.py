@@ -22,7 +22,7 @@ How to run (from the repository root; ``pip install -e '.[stats]'``)
     for s in 11 174 2024; do gymforge train LineFlow-WaitingTime-v0 --algo ppo --backend torch \\
         --steps 1000000 --seed $s --config benchmarks/train_correctness_wt.yaml \\
         --out runs/correctness/torch-seed$s; done
-    python benchmarks/train_correctness.py runs/correctness
+    python -m benchmarks.train_correctness runs/correctness
 """
 
 from __future__ import annotations
@@ -33,10 +33,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import common
 import numpy as np
+
+from benchmarks import common
 
 SEEDS = (11, 174, 2024)
 ENV_ID = "LineFlow-WaitingTime-v0"

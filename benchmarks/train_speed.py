@@ -22,9 +22,9 @@ What it measures
     numpy rollout buffer is the host path by design).
 
 How to run (from the repository root)
-    python benchmarks/train_speed.py                    # CPU, B=4096, WT WA3 CL3 (~6 min)
-    python benchmarks/train_speed.py --quick            # B=256, one iteration each (CI dry run)
-    python benchmarks/train_speed.py --device cuda --batch-sizes 4096 16384 65536
+    python -m benchmarks.train_speed                    # CPU, B=4096, WT WA3 CL3 (~6 min)
+    python -m benchmarks.train_speed --quick            # B=256, one iteration each (CI dry run)
+    python -m benchmarks.train_speed --device cuda --batch-sizes 4096 16384 65536
 """
 
 from __future__ import annotations
@@ -37,11 +37,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import common
 import gymnasium as gym
 import torch
+
+from benchmarks import common
 
 SCENARIOS = {
     "WT": "LineFlow-WaitingTime-v0",

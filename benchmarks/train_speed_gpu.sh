@@ -7,7 +7,7 @@
 # If the wheels folder .whl/ exists (gymnasium, simpy, pettingzoo, stable-baselines3,
 # sb3-contrib, farama-notifications and a gymforge wheel built from this checkout), they are
 # installed into /tmp/site first, for a machine that has torch but not the rest. Writes to OUT_DIR
-# (default $OUT, else benchmarks/results/gpu): train_speed_cuda.md/.json (benchmarks/train_speed.py
+# (default $OUT, else benchmarks/results/gpu): train_speed_cuda.md/.json (python -m benchmarks.train_speed
 # with --device cuda), train_run.log (a 4M-step WaitingTime run on CUDA at B=16384, its
 # held-out evaluation on the SimPy engine), pytest_gpu.log and environment.txt.
 set -uo pipefail
@@ -28,7 +28,7 @@ export PYTHONUNBUFFERED=1
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1
 } > "$out/environment.txt" 2>&1
 cat "$out/environment.txt"
-timeout 240 "$python" benchmarks/train_speed.py --device cuda --batch-sizes 4096 16384 65536 \
+timeout 240 "$python" -m benchmarks.train_speed --device cuda --batch-sizes 4096 16384 65536 \
     --iterations 3 --out "$out/train_speed_cuda" 2>&1 | tee "$out/train_speed.log"
 timeout 120 "$python" -m gymforge.cli train LineFlow-WaitingTime-v0 --algo ppo --backend torch \
     --device cuda --n-envs 16384 --steps 4000000 --eval-every 0 --out /tmp/wt-cuda \

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def test_gpu_check_dry_run_on_the_cpu(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks" / "gpu_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = importlib.import_module("benchmarks.gpu_check")
     assert module.main(["--device", "cpu", "--quick", "--out", str(tmp_path)]) == 0
     result = json.loads((tmp_path / "gpu_check.json").read_text())
     assert [row["id"] for row in result["ids"]] == list(module.IDS)
@@ -27,9 +23,7 @@ def test_gpu_check_dry_run_on_the_cpu(tmp_path: Path) -> None:
 def test_gpu_check_refuses_a_device_this_torch_cannot_use(tmp_path: Path, capsys) -> None:
     import torch
 
-    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks" / "gpu_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = importlib.import_module("benchmarks.gpu_check")
     if torch.cuda.is_available():
         return
     assert module.main(["--device", "cuda", "--quick", "--out", str(tmp_path / "x")]) == 2

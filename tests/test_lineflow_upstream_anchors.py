@@ -9,28 +9,16 @@ give, and (where lineflow-rl is installed) that an anchor reproduces its recorde
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-RESULTS = BENCHMARKS / "results"
+from benchmarks import common, lineflow_upstream_anchors
+from benchmarks import lineflow_upstream_reference as reference
 
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
-def _load(name: str):
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-reference = _load("lineflow_upstream_reference")
 ANCHORS = {
     "anchors": [
         {
@@ -59,7 +47,7 @@ def test_reference_maps_a_controller_onto_upstreams(tmp_path: Path) -> None:
 
 
 def test_committed_anchors_cover_every_anchor_and_seed() -> None:
-    anchors = _load("lineflow_upstream_anchors")
+    anchors = lineflow_upstream_anchors
     document = json.loads((RESULTS / "lineflow_upstream_anchors.json").read_text())
     recorded = {(row["key"], row["controller"]) for row in document["anchors"]}
     assert recorded == {(a.key, a.controller) for a in anchors.ANCHORS}
@@ -88,8 +76,7 @@ def test_controllers_results_carry_the_anchors_figures() -> None:
 def test_an_anchor_reproduces_its_recorded_episode() -> None:
     pytest.importorskip("lineflow")
     pytest.importorskip("gekko")
-    common = _load("common")
-    anchors = _load("lineflow_upstream_anchors")
+    anchors = lineflow_upstream_anchors
     loaded, why_not = common.import_lineflow()
     assert loaded is not None, why_not
     document = json.loads((RESULTS / "lineflow_upstream_anchors.json").read_text())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from pathlib import Path
 
 import pytest
@@ -11,12 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location(
-        "readme_figures", ROOT / "benchmarks" / "readme_figures.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("benchmarks.readme_figures")
 
 
 def test_readme_figure_blocks_match_the_results_files() -> None:
@@ -24,7 +19,7 @@ def test_readme_figure_blocks_match_the_results_files() -> None:
     text = (ROOT / "README.md").read_text()
     names = [m.group("name") for m in figures.BLOCK.finditer(text)]
     assert sorted(names) == sorted(figures.GENERATORS), "every generator has its README block"
-    assert figures.stale_blocks(text) == [], "run: python benchmarks/readme_figures.py"
+    assert figures.stale_blocks(text) == [], "run: python -m benchmarks.readme_figures"
 
 
 def test_a_changed_figure_is_caught() -> None:
