@@ -269,7 +269,9 @@ def refresh_references(report: dict[str, Any]) -> dict[str, Any]:
         if entry["search"]:
             rows += entry["search"]["confirmed_on_all_seeds"]
         for row in rows:
-            row["reference"] = upstream_reference(anchors, entry["scenario"], entry["k"], row["name"])
+            row["reference"] = upstream_reference(
+                anchors, entry["scenario"], entry["k"], row["name"]
+            )
     return {**report, "reference_source": REFERENCE_SOURCE}
 
 
