@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import pkgutil
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -23,11 +24,13 @@ __all__ = [
     "SPECS",
     "Capabilities",
     "EnvSpec",
+    "add_specs",
     "all_specs",
     "get_spec",
     "load_entry_point",
     "make_parallel",
     "register_all",
+    "remove_specs",
 ]
 
 
@@ -47,10 +50,51 @@ def _collect_specs() -> tuple[EnvSpec, ...]:
 
 
 SPECS: tuple[EnvSpec, ...] = _collect_specs()
+_BUILTIN: tuple[EnvSpec, ...] = SPECS  # the ids of gymforge.ids, which remove_specs keeps
 
 
 def all_specs() -> tuple[EnvSpec, ...]:
     return SPECS
+
+
+def add_specs(specs: Sequence[EnvSpec]) -> None:
+    """Add ``specs`` to :data:`SPECS` at runtime and register them with Gymnasium.
+
+    This is how a family that lives outside the package (a user's own, or a guide's) joins every
+    tool that enumerates the registry. Ids must be new: a clash raises ``ValueError`` and changes
+    nothing. Undo with :func:`remove_specs`.
+    """
+    global SPECS
+    new = tuple(specs)
+    taken = {s.id for s in SPECS}
+    ids = [s.id for s in new]
+    clashes = sorted({i for i in ids if i in taken or ids.count(i) > 1})
+    if clashes:
+        raise ValueError(f"env ids already registered or given twice: {clashes}")
+    clashes = sorted(i for i in ids if i in gym.registry)
+    if clashes:
+        raise ValueError(f"env ids already registered with Gymnasium: {clashes}")
+    SPECS = SPECS + new
+    register_all()
+
+
+def remove_specs(env_ids: Iterable[str]) -> None:
+    """Remove the ids added by :func:`add_specs` from :data:`SPECS` and from Gymnasium's
+    registry, so that the registry is exactly what it was before they were added.
+
+    Ids declared in ``gymforge.ids`` cannot be removed (``ValueError``): they are the package's.
+    """
+    global SPECS
+    wanted = set(env_ids)
+    unknown = sorted(wanted - {s.id for s in SPECS})
+    if unknown:
+        raise ValueError(f"unknown env ids: {unknown}")
+    builtin = sorted(wanted & {s.id for s in _BUILTIN})
+    if builtin:
+        raise ValueError(f"ids declared in gymforge.ids cannot be removed: {builtin}")
+    SPECS = tuple(s for s in SPECS if s.id not in wanted)
+    for env_id in sorted(wanted):
+        gym.registry.pop(env_id, None)
 
 
 def get_spec(env_id: str) -> EnvSpec:
