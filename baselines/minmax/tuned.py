@@ -58,7 +58,7 @@ class FixedTuningAgent:
             low, high = float(space.low[index]), float(space.high[index])
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ValueError(f"{name} must be a number in [{low}, {high}], got {value!r}")
-            if not low <= value <= high:
+            if not space.low[index] <= np.float32(value) <= space.high[index]:  # as float32
                 raise ValueError(f"{name} must be in [{low}, {high}] (the action box), got {value}")
         self.choice = np.array([step_size, momentum], dtype=np.float32)
         obs_space = getattr(env, "single_observation_space", None) or env.observation_space
