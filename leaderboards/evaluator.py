@@ -7,6 +7,9 @@ from it) and never receives the env being evaluated, so an episode's score depen
 agent, its seed and the protocol. Agents must behave the same in an episode whatever ran before
 it (``reset(seed)`` resets them): ``verify`` re-runs single episodes and compares.
 
+Multi-agent ids (PettingZoo ``ParallelEnv``): the agent is a players object or a dict of
+per-agent players, run by :mod:`gymforge.leaderboards.parallel_episode`.
+
 Offline protocols (an ``offline_dataset`` block, :mod:`gymforge.leaderboards.offline`): before
 each episode an agent with a ``fit`` method gets ``fit(dataset)`` with the episode's logged
 dataset (built by the family's collector on the episode's instance and checked against the
