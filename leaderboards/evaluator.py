@@ -7,6 +7,9 @@ from it) and never receives the env being evaluated, so an episode's score depen
 agent, its seed and the protocol. Agents must behave the same in an episode whatever ran before
 it (``reset(seed)`` resets them): ``verify`` re-runs single episodes and compares.
 
+Multi-agent ids (PettingZoo ``ParallelEnv``): the agent is a players object or a dict of
+per-agent players, run by :mod:`gymforge.leaderboards.parallel_episode`.
+
 Offline protocols (an ``offline_dataset`` block, :mod:`gymforge.leaderboards.offline`): before
 each episode an agent with a ``fit`` method gets ``fit(dataset)`` with the episode's logged
 dataset (built by the family's collector on the episode's instance and checked against the
@@ -33,9 +36,10 @@ import numpy as np
 from gymforge.leaderboards.agent_spec import AgentRecord, build_agent
 from gymforge.leaderboards.files import canonical_json, sha256_bytes
 from gymforge.leaderboards.offline import episode_datasets
+from gymforge.leaderboards.parallel_episode import build_players, run_parallel_episode
 from gymforge.leaderboards.protocol import Protocol
 from gymforge.leaderboards.stats import aggregate
-from gymforge.registry import get_spec
+from gymforge.registry import get_spec, make_parallel
 
 RESULTS_SCHEMA = "gymforge.results/1"
 
@@ -43,8 +47,6 @@ RESULTS_SCHEMA = "gymforge.results/1"
 def make_env_factory(protocol: Protocol) -> Any:
     """A function building a fresh env of the protocol (after checking the id is unchanged)."""
     spec = get_spec(protocol.env_id)
-    if spec.capabilities.multi_agent:
-        raise ValueError(f"{protocol.env_id} is multi-agent; the evaluator runs single-agent ids")
     frozen = protocol.data["env"]["registry_kwargs"]
     if canonical_json(dict(spec.kwargs)) != canonical_json(frozen):
         raise ValueError(
@@ -53,6 +55,12 @@ def make_env_factory(protocol: Protocol) -> Any:
             "and freeze a new protocol"
         )
     kwargs = protocol.env_kwargs
+    if spec.capabilities.multi_agent:  # a PettingZoo ParallelEnv (parallel_episode.py)
+
+        def make_parallel_env() -> Any:
+            return make_parallel(protocol.env_id, **kwargs)
+
+        return make_parallel_env
 
     def make_env() -> gym.Env:
         return gym.make(protocol.env_id, **kwargs)
@@ -130,7 +138,11 @@ def run_episodes(
     datasets: dict[int, Any] = {}
     if protocol.offline_dataset is not None:
         datasets = episode_datasets(protocol, chosen)
-    agent = build_agent(record, make_env, base=base)
+    multi_agent = get_spec(protocol.env_id).capabilities.multi_agent
+    if multi_agent:
+        agent = build_players(record, make_env)
+    else:
+        agent = build_agent(record, make_env, base=base)
     env = make_env()
     episodes = []
     iterator: Any = chosen
@@ -140,7 +152,10 @@ def run_episodes(
         iterator = tqdm(chosen, desc=f"evaluate {protocol.task}", unit="episode")
     try:
         for index in iterator:
-            result = run_episode(protocol, agent, env, seeds[index], datasets.get(index))
+            if multi_agent:
+                result = run_parallel_episode(protocol, agent, env, seeds[index])
+            else:
+                result = run_episode(protocol, agent, env, seeds[index], datasets.get(index))
             episodes.append({"index": index, **result})
     finally:
         env.close()
@@ -220,11 +235,21 @@ def evaluate(
     start = time.perf_counter()
     episodes = run_episodes(protocol, record, base=base, progress=progress)
     elapsed = time.perf_counter() - start
-    env = gym.make(protocol.env_id, **protocol.env_kwargs)
-    try:
-        env_spec = env.spec.to_json() if env.spec is not None else None
-    finally:
-        env.close()
+    spec = get_spec(protocol.env_id)
+    if spec.capabilities.multi_agent:  # no gymnasium EnvSpec: the registry row's essentials
+        env_spec = canonical_json(
+            {
+                "id": spec.id,
+                "parallel_entry_point": spec.parallel_entry_point,
+                "kwargs": {**spec.kwargs, **protocol.env_kwargs},
+            }
+        ).decode()
+    else:
+        env = gym.make(protocol.env_id, **protocol.env_kwargs)
+        try:
+            env_spec = env.spec.to_json() if env.spec is not None else None
+        finally:
+            env.close()
     return {
         "schema": RESULTS_SCHEMA,
         "task": protocol.task,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gymforge.leaderboards import DEFAULT_ROOT
 from gymforge.leaderboards.agent_spec import load_factory
+from gymforge.leaderboards.files import read_json
 from gymforge.leaderboards.protocol import list_tasks, load_protocol, resolve_task
 from gymforge.leaderboards.render import write_all
 from gymforge.leaderboards.submission import list_submissions, slugify, submit
@@ -63,11 +64,18 @@ def seed_board(root: Path, task: str) -> list[Path]:
             (name, entry_point, entry_point)
             for name, entry_point in protocol.offline_dataset["agents"].items()
         ]
-    present = {folder.name.split("-", 1)[1] for folder in list_submissions(root, task)}
+    folders = list_submissions(root, task)
+    present = {folder.name.split("-", 1)[1] for folder in folders}
+    # an agent already on the board under another name (a row submitted with its own metadata)
+    # is not submitted again
+    on_board = {
+        read_json(f / "submission.json", f"{f}/submission.json")["agent"].get("entry_point")
+        for f in folders
+    }
     added = []
     for name, entry_point, agent in rows:
         meta = reference_meta(task, name, entry_point, None if agent == name else agent)
-        if slugify(meta["name"]) in present:
+        if slugify(meta["name"]) in present or entry_point in on_board:
             continue
         added.append(submit(root, task, agent, meta, progress=True))
     return added

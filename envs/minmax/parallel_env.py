@@ -24,7 +24,8 @@ from gymforge.core.seeds import MAX_SEED, instance_seeds
 from gymforge.core.spaces import as_action_tensor, validate_batched_action
 from gymforge.envs.minmax import dynamics
 from gymforge.envs.minmax.config import GameConfig, check_positive
-from gymforge.envs.minmax.games import make_game
+from gymforge.envs.minmax.games import BilinearGame, make_game
+from gymforge.envs.minmax.random_games import draw_bilinear_matrices
 
 AGENTS: tuple[str, str] = ("x", "y")
 
@@ -57,11 +58,16 @@ _DOC = """MinMax-<Game>: two players, x minimising and y maximising f(x, y), mov
 
     ## Rewards
     Zero-sum: ``x`` receives ``−f(x, y)`` and ``y`` receives ``+f(x, y)`` at the new point,
-    once per round (in the AEC view after ``y``'s move); ``info["f"]`` holds ``f``.
+    once per round (in the AEC view after ``y``'s move); ``info["f"]`` holds ``f`` and
+    ``info["distance"]`` the distance to the set of equilibria (bilinear, quadratic, xy2) or the
+    gradient norm where none is known (sextic).
 
     ## Starting State
     ``x`` and ``y`` uniform in ``[−init_scale, init_scale]`` (``x`` in ``[0, init_scale]`` for
-    ``xy2``), drawn from the reset seed.
+    ``xy2``), drawn from the reset seed. With ``random_game_dim=d`` (bilinear only) the reset
+    seed first draws the game itself: ``A = U diag(σ) Vᵀ`` with ``U``, ``V`` random orthogonal
+    ``d × d`` matrices and singular values ``σ`` uniform in ``[0.2, 1]`` (so every game has the
+    unique equilibrium ``(0, 0)`` and a condition number of at most 5).
 
     ## Episode End
     No termination; both agents are truncated after ``max_steps`` rounds.
@@ -74,6 +80,7 @@ _DOC = """MinMax-<Game>: two players, x minimising and y maximising f(x, y), mov
     | max_steps | int | 100 | rounds per episode |
     | init_scale | float | 1.0 | half-width of the starting box |
     | max_increment | float | 1.0 | bound of each action entry |
+    | random_game_dim | int or None | None | draw a ``d × d`` bilinear game per reset seed |
 
     ## Version History
     - v0: initial version.
@@ -103,13 +110,19 @@ class MinMaxBatchedParallelEnv:
         max_steps: int = 100,
         init_scale: float = 1.0,
         max_increment: float = 1.0,
+        random_game_dim: int | None = None,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         check_positive("max_increment", max_increment)
         self.config = GameConfig(game, dict(game_params or {}), max_steps, init_scale)
         self.device = check_device(device)
-        self.game = make_game(game, self.config.game_params, device=self.device)
+        self.random_game_dim = _check_random_game_dim(random_game_dim, self.config)
+        if self.random_game_dim is None:
+            self.game = make_game(game, self.config.game_params, device=self.device)
+        else:  # a placeholder of the right shape until reset draws the games
+            eye = torch.eye(self.random_game_dim, dtype=torch.float64)
+            self.game = BilinearGame(eye, device=self.device)
         if self.game.batch not in (1, num_envs):
             raise ValueError(
                 f"game_params have batch {self.game.batch}; it must be 1 or num_envs={num_envs}"
@@ -138,6 +151,9 @@ class MinMaxBatchedParallelEnv:
         seeds = instance_seeds(seed, self.num_envs, self.np_random)
         everyone = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         self.rng.reseed(everyone, torch.tensor(seeds, dtype=torch.int64, device=self.device))
+        if self.random_game_dim is not None:
+            matrices = draw_bilinear_matrices(self.rng, self.random_game_dim)
+            self.game = BilinearGame(matrices, device=self.device)
         x, y = dynamics.starting_point(self.game, self.config, self.rng)
         self.state = dynamics.PlayState(
             x, y, torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
@@ -179,10 +195,11 @@ class MinMaxBatchedParallelEnv:
         state = self._state
         state.steps = state.steps + 1
         f = self.game.value(state.x, state.y).to(torch.float32)
+        distance = dynamics.progress_measure(self.game, state.x, state.y).to(torch.float32)
         truncated = state.steps >= self.config.max_steps
         rewards = {"x": -f, "y": f.clone()}
         truncations = {a: truncated.clone() for a in AGENTS}
-        infos = {a: {"f": f.clone()} for a in AGENTS}
+        infos = {a: {"f": f.clone(), "distance": distance.clone()} for a in AGENTS}
         return rewards, truncations, infos
 
     def step(self, actions: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
@@ -207,7 +224,11 @@ class MinMaxParallelEnv(ParallelEnv):
         self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
         self.render_mode = None
-        self.game = self._batched.game
+
+    @property
+    def game(self) -> Any:
+        """The game being played (with ``random_game_dim``, the one the last reset drew)."""
+        return self._batched.game
 
     @functools.cache  # noqa: B019 - PettingZoo wants the same object each call
     def observation_space(self, agent: str) -> spaces.Box:
@@ -258,7 +279,11 @@ class MinMaxAECEnv(AECEnv):
         self.possible_agents = list(AGENTS)
         self.agents = []
         self.render_mode = None
-        self.game = self._batched.game
+
+    @property
+    def game(self) -> Any:
+        """The game being played (with ``random_game_dim``, the one the last reset drew)."""
+        return self._batched.game
 
     @functools.cache  # noqa: B019
     def observation_space(self, agent: str) -> spaces.Box:
@@ -301,6 +326,20 @@ class MinMaxAECEnv(AECEnv):
             self.infos = {a: {k: float(v[0]) for k, v in i.items()} for a, i in infos.items()}
             self.agent_selection = "x"
         self._accumulate_rewards()
+
+
+def _check_random_game_dim(value: Any, config: GameConfig) -> int | None:
+    """``random_game_dim`` checked: ``None``, or an int >= 1 on a bilinear game without params."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"random_game_dim must be None or an int >= 1, got {value!r}")
+    if config.game != "bilinear" or config.game_params:
+        raise ValueError(
+            "random_game_dim draws bilinear games: it needs game='bilinear' and no game_params, "
+            f"got game={config.game!r}, game_params={dict(config.game_params)}"
+        )
+    return value
 
 
 def _unbatch(obs: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:

@@ -1,4 +1,5 @@
-"""Min-max ids: one PettingZoo game per ``MinMax-<Game>-v0`` and the single-agent ``MinMaxTuning-v0``."""
+"""Min-max ids: one PettingZoo game per ``MinMax-<Game>-v0``, the held-out-games id
+``MinMax-RandomBilinear-v0`` and the single-agent ``MinMaxTuning-v0``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,15 @@ _MULTI_AGENT = Capabilities(multi_agent=True, batched=True, devices=("cpu", "cud
 _PLAYERS = {
     "gda": "gymforge.agents.minmax.players:gda_players",
     "negative_momentum": "gymforge.agents.minmax.players:negative_momentum_players",
+}
+_TUNED = "gymforge.baselines.minmax.tuned"
+#: the paper's methods with fixed hyperparameters tuned on training games (the games board).
+_TUNED_PLAYERS = {
+    "alt_hb": f"{_TUNED}:alt_hb_game_players",
+    "eg": f"{_TUNED}:eg_game_players",
+    "ogda": f"{_TUNED}:ogda_game_players",
+    "sim_hb": f"{_TUNED}:sim_hb_game_players",
+    "gda": f"{_TUNED}:gda_game_players",
 }
 
 _GAMES: tuple[tuple[str, str, str], ...] = (
@@ -41,6 +51,17 @@ SPECS: tuple[EnvSpec, ...] = (
         for suffix, game, summary in _GAMES
     ),
     EnvSpec(
+        id="MinMax-RandomBilinear-v0",
+        family="minmax",
+        summary="MinMax two-player PettingZoo game: a 4 × 4 bilinear game drawn from each reset seed",
+        entry_point=None,
+        parallel_entry_point=_PARALLEL,
+        batched_parallel_entry_point=_BATCHED_PARALLEL,
+        kwargs={"game": "bilinear", "random_game_dim": 4},
+        capabilities=_MULTI_AGENT,
+        agents=_TUNED_PLAYERS,
+    ),
+    EnvSpec(
         id="MinMaxTuning-v0",
         family="minmax",
         summary="MinMax optimizer tuning: pick heavy-ball GDA's step size and momentum each step",
@@ -48,6 +69,10 @@ SPECS: tuple[EnvSpec, ...] = (
         vector_entry_point="gymforge.envs.minmax.tuning_env:make_minmax_tuning_vec_env",
         kwargs={"game": "bilinear", "order": "simultaneous"},
         capabilities=Capabilities(batched=True, devices=("cpu", "cuda")),
-        agents={"spectral": "gymforge.agents.minmax.tuning_agent:SpectralTuningAgent"},
+        agents={
+            "spectral": "gymforge.agents.minmax.tuning_agent:SpectralTuningAgent",
+            "gda": f"{_TUNED}:gda_tuning_agent",
+            "sim_hb": f"{_TUNED}:sim_hb_tuning_agent",
+        },
     ),
 )

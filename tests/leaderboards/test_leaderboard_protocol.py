@@ -25,7 +25,8 @@ COMMITTED = all_protocols(DEFAULT_ROOT)
 @pytest.mark.parametrize("protocol", COMMITTED, ids=lambda p: p.task)
 def test_leaderboards__committed_protocol_matches_the_registry(protocol):
     spec = get_spec(protocol.env_id)  # raises for an unknown id
-    assert not spec.capabilities.multi_agent
+    if spec.capabilities.multi_agent:  # evaluated as PettingZoo parallel agents
+        assert spec.parallel_entry_point is not None and protocol.offline_dataset is None
     assert dict(spec.kwargs) == protocol.data["env"]["registry_kwargs"]
     assert protocol.normalisation_scores() is not None, "protocol is not calibrated"
     low, high = protocol.normalisation_scores()

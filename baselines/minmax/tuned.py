@@ -1,0 +1,112 @@
+"""The paper's baselines with tuned *fixed* hyperparameters, as leaderboard agents.
+
+Two boards, two kinds of agent:
+
+- ``MinMaxTuning-v0`` (the env applies simultaneous heavy ball with the ``(h, β)`` the agent
+  picks each step): :class:`FixedTuningAgent` plays one constant pair, Sim-GDA (``β = 0``) or
+  Sim-HB. Extragradient, OGDA and alternating updates are not expressible there (the env owns
+  the update rule), so they appear only on the games board.
+- ``MinMax-RandomBilinear-v0`` (the players move ``x`` and ``y`` themselves): GDA, Sim-HB,
+  Alt-HB, extragradient and OGDA players.
+
+The constants below were chosen by ``benchmarks/minmax_baselines.py`` on training seeds only
+(below ``2**62``; the boards evaluate on ``2**62 + 1000000 + i``), as the best mean score of
+each method over a grid; ``benchmarks/results/minmax_baselines.md`` records the grid and every
+score, and a test checks that these constants are the ones recorded there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from pettingzoo import ParallelEnv
+
+from gymforge.agents.minmax.players import AltHeavyBallPlayers, HeavyBallPlayers, HeavyBallSide
+from gymforge.baselines.minmax.game_players import ExtragradientPlayers, OptimisticPlayers
+from gymforge.core.arrays import host_array
+
+#: MinMaxTuning-v0: method -> (h, β), chosen on training seeds.
+TUNING_BOARD: dict[str, tuple[float, float]] = {
+    "gda": (0.01, 0.0),
+    "sim_hb": (0.01, -0.9),
+}
+
+#: MinMax-RandomBilinear-v0: method -> (h, β) (β = 0 for methods without momentum).
+GAMES_BOARD: dict[str, tuple[float, float]] = {
+    "gda": (0.02, 0.0),
+    "sim_hb": (0.02, -0.9),
+    "alt_hb": (1.5, -0.3),
+    "eg": (1.0, 0.0),
+    "ogda": (0.5, 0.0),
+}
+
+
+class FixedTuningAgent:
+    """Plays one constant ``(h, β)`` on ``MinMaxTuning-v0`` (scalar or vector env).
+
+    Args:
+        env: the env (its action box bounds the pair).
+        step_size: ``h``, in ``[0, h_max]``.
+        momentum: ``β``, in ``[beta_min, beta_max]``.
+    """
+
+    def __init__(self, env: gym.Env | gym.vector.VectorEnv, step_size: float, momentum: float):
+        space = getattr(env, "single_action_space", None) or env.action_space
+        for index, (name, value) in enumerate((("step_size", step_size), ("momentum", momentum))):
+            low, high = float(space.low[index]), float(space.high[index])
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"{name} must be a number in [{low}, {high}], got {value!r}")
+            if not space.low[index] <= np.float32(value) <= space.high[index]:  # as float32
+                raise ValueError(f"{name} must be in [{low}, {high}] (the action box), got {value}")
+        self.choice = np.array([step_size, momentum], dtype=np.float32)
+        obs_space = getattr(env, "single_observation_space", None) or env.observation_space
+        self._obs_ndim = len(obs_space.shape)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to reset: the choice is fixed."""
+
+    def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
+        obs = host_array(observation)
+        if obs.ndim == self._obs_ndim:
+            return self.choice.copy()
+        return np.repeat(self.choice[None], obs.shape[0], axis=0)
+
+
+def gda_tuning_agent(env: gym.Env) -> FixedTuningAgent:
+    """Sim-GDA (β = 0) with the step size tuned on training seeds of ``MinMaxTuning-v0``."""
+    return FixedTuningAgent(env, TUNING_BOARD["gda"][0], 0.0)
+
+
+def sim_hb_tuning_agent(env: gym.Env) -> FixedTuningAgent:
+    """Sim-HB with the fixed ``(h, β)`` tuned on training seeds of ``MinMaxTuning-v0``."""
+    return FixedTuningAgent(env, *TUNING_BOARD["sim_hb"])
+
+
+def gda_game_players(env: ParallelEnv) -> dict[str, HeavyBallSide]:
+    """Simultaneous GDA with the step size tuned on training games, one player per agent name."""
+    h = GAMES_BOARD["gda"][0]
+    return {agent: HeavyBallSide(env, agent, step_size=h) for agent in env.possible_agents}
+
+
+def sim_hb_game_players(env: ParallelEnv) -> HeavyBallPlayers:
+    """Sim-HB with the ``(h, β)`` tuned on training games."""
+    h, beta = GAMES_BOARD["sim_hb"]
+    return HeavyBallPlayers(env, step_size=h, momentum=beta)
+
+
+def alt_hb_game_players(env: ParallelEnv) -> AltHeavyBallPlayers:
+    """Alt-HB with the ``(h, β)`` tuned on training games."""
+    h, beta = GAMES_BOARD["alt_hb"]
+    return AltHeavyBallPlayers(env, step_size=h, momentum=beta)
+
+
+def eg_game_players(env: ParallelEnv) -> ExtragradientPlayers:
+    """Extragradient with the step size tuned on training games."""
+    return ExtragradientPlayers(env, step_size=GAMES_BOARD["eg"][0])
+
+
+def ogda_game_players(env: ParallelEnv) -> OptimisticPlayers:
+    """Optimistic GDA with the step size tuned on training games."""
+    return OptimisticPlayers(env, step_size=GAMES_BOARD["ogda"][0])
