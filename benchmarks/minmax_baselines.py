@@ -13,25 +13,21 @@ choice, the constants of ``gymforge.baselines.minmax.tuned``:
   optimistic GDA (OGDA). Score: log10 of the distance to the equilibrium after the episode
   (lower is better), as the board measures it.
 
-Run: ``.venv/bin/python benchmarks/minmax_baselines.py`` (``--quick``: 10 seeds per board).
+Run: ``python -m benchmarks.minmax_baselines`` (``--quick``: 10 seeds per board).
 Writes ``benchmarks/results/minmax_baselines.{json,md}`` (``_quick`` suffix with ``--quick``).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common
-
+from benchmarks import common
 from gymforge.agents.minmax.players import AltHeavyBallPlayers, HeavyBallPlayers
 from gymforge.baselines.minmax.game_players import ExtragradientPlayers, OptimisticPlayers
 from gymforge.baselines.minmax.tuned import GAMES_BOARD, TUNING_BOARD
