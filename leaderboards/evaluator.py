@@ -190,7 +190,8 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name (recorded in results' provenance; verify compares it)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -217,7 +218,7 @@ def provenance(wall_time_s: float) -> dict[str, Any]:
         "git_commit": _git_commit(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "hardware": {"cpu": _cpu_model(), "cpus": os.cpu_count(), "device": "cpu"},
+        "hardware": {"cpu": cpu_model(), "cpus": os.cpu_count(), "device": "cpu"},
         "wall_time_s": round(wall_time_s, 3),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

@@ -50,11 +50,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
             f"sample seed {report.sample_seed} (reproduce this sample with "
             f"--sample-seed {report.sample_seed})"
         )
+    for note in report.notes:
+        print(f"NOTE {note}")
     for problem in report.problems:
         print(f"FAIL {problem}", file=sys.stderr)
     print(
         f"verified {len(report.checked)} submissions, re-ran {report.episodes_rerun} episodes, "
-        f"{len(report.problems)} problem(s) in {elapsed:.1f} s"
+        f"{len(report.problems)} problem(s), {len(report.notes)} note(s) in {elapsed:.1f} s"
     )
     return 0 if report.ok else 1
 

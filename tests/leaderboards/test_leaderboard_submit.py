@@ -345,3 +345,38 @@ def test_leaderboards__on_device_policy_submits_renders_and_verifies(tmp_path):
     report = verify(root)
     assert report.ok, report.problems
     assert report.episodes_rerun >= 1
+
+
+def test_leaderboards__rerun_differences_are_notes_only_for_blas_dependent_ids_on_another_cpu():
+    from gymforge.leaderboards.verify import differences_are_notes
+
+    assert differences_are_notes("MetaBBO-Alg2-v0", "AMD EPYC", "Intel(R) Xeon(R) Processor")
+    assert differences_are_notes("ConfounderStream-v0", "AMD EPYC", "Intel Xeon")
+    assert not differences_are_notes("MetaBBO-v0", "AMD EPYC", "AMD EPYC")
+    assert not differences_are_notes("MetaBBO-v0", None, "AMD EPYC")
+    # a board whose bits do not depend on BLAS stays strict whatever CPU results claim
+    assert not differences_are_notes("LineFlow-WaitingTime-v0", "Some Other CPU", "AMD EPYC")
+
+
+def test_leaderboards__a_claimed_other_cpu_does_not_excuse_a_forged_rerun(board):
+    """On a board whose bits do not depend on the CPU, editing the recorded CPU (and every
+    hash) still fails the re-run."""
+    from gymforge.leaderboards.evaluator import episodes_digest, summarise
+    from gymforge.leaderboards.files import sha256_file
+    from gymforge.leaderboards.protocol import load_protocol
+
+    folder = board / TASK / "submissions" / "20260101-random"
+    results = json.loads((folder / "results.json").read_text())
+    results["provenance"]["hardware"]["cpu"] = "Some Other CPU"
+    for episode in results["episodes"]:
+        episode["metric"] += 30.0
+        episode["return"] += 30.0
+    results["episodes_sha256"] = episodes_digest(results["episodes"])
+    results["aggregate"] = summarise(load_protocol(board, TASK), results["episodes"])
+    write_json_atomic(folder / "results.json", results)
+    submission = json.loads((folder / "submission.json").read_text())
+    submission["results_sha256"] = sha256_file(folder / "results.json")
+    write_json_atomic(folder / "submission.json", submission)
+    write_all(board)
+    problems = _problems(board)
+    assert "20260101-random: episode" in problems and "re-ran to metric" in problems
