@@ -33,6 +33,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from gymforge.core.machine import cpu_model
 from gymforge.leaderboards.agent_spec import AgentRecord, build_agent
 from gymforge.leaderboards.files import canonical_json, sha256_bytes
 from gymforge.leaderboards.offline import episode_datasets
@@ -188,17 +189,6 @@ def _git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
-
-
-def cpu_model() -> str:
-    """The CPU's model name (recorded in results' provenance; verify compares it)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _versions() -> dict[str, str | None]:

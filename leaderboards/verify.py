@@ -29,9 +29,10 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gymforge.core.machine import cpu_model
 from gymforge.leaderboards.agent_spec import AgentRecord
 from gymforge.leaderboards.changes import fresh_sample_seed
-from gymforge.leaderboards.evaluator import cpu_model, run_episodes
+from gymforge.leaderboards.evaluator import run_episodes
 from gymforge.leaderboards.files import is_temporary, read_json, sha256_bytes, sha256_file
 from gymforge.leaderboards.offline import episode_datasets
 from gymforge.leaderboards.protocol import Protocol, ProtocolError, list_tasks, load_protocol

@@ -44,6 +44,8 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from gymforge.core.machine import cpu_model
+
 SCHEMA = "gymforge.golden/1"
 NUM_ENVS = 3
 STEPS = 48
@@ -238,19 +240,6 @@ def write(document: dict[str, Any], path: Path) -> None:
     os.replace(temporary, path)
 
 
-def cpu_name() -> str:
-    """The CPU's model name (Linux), else the platform's processor string: a label for people."""
-    import platform
-
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def add_variant(recorded: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
     """``recorded`` with the cases of ``document`` that differ from it kept as the variant of
     ``document``'s kernel fingerprint (refused on the recording machine's own fingerprint)."""
@@ -269,7 +258,7 @@ def add_variant(recorded: dict[str, Any], document: dict[str, Any]) -> dict[str,
     }
     variants = {k: v for k, v in recorded.get("variants", {}).items() if k != fingerprint}
     if differing:
-        variants[fingerprint] = {"cpu": cpu_name(), "cases": differing}
+        variants[fingerprint] = {"cpu": cpu_model(), "cases": differing}
     return {**recorded, "variants": variants}
 
 

@@ -16,6 +16,7 @@ import json
 import pytest
 
 from gymforge.core import golden
+from gymforge.core.machine import cpu_model
 
 DOCUMENT = json.loads(golden.DEFAULT_FILE.read_text())
 KERNELS = golden.kernel_fingerprint()
@@ -48,7 +49,7 @@ def test_engine_reproduces_golden_digests(case: str) -> None:
     problem = golden.first_difference({**DOCUMENT, "cases": {case: cases[case]}}, actual)
     if problem and not known:
         pytest.skip(
-            f"{problem}, on kernels {KERNELS} ({golden.cpu_name()}) that the file does not know: "
+            f"{problem}, on kernels {KERNELS} ({cpu_model()}) that the file does not know: "
             "record them with `python -m gymforge.core.golden update --variant`"
         )
     assert problem is None

@@ -94,14 +94,17 @@ def test_leaderboards__edited_results_are_rejected(board):
     assert "results edited after submission" in _problems(board, rerun=False)
 
 
-def test_leaderboards__edited_episodes_with_fixed_up_hashes_fail_the_rerun(board):
-    """A forger who also rewrites every hash is caught by re-running the episode."""
+def _forge_every_episode(board: Path, cpu: str | None = None) -> None:
+    """Add 30 to every episode of the random submission and rewrite every hash (and, given
+    ``cpu``, the recorded CPU), as a forger would."""
     from gymforge.leaderboards.evaluator import episodes_digest, summarise
     from gymforge.leaderboards.files import sha256_file
     from gymforge.leaderboards.protocol import load_protocol
 
     folder = board / TASK / "submissions" / "20260101-random"
     results = json.loads((folder / "results.json").read_text())
+    if cpu is not None:
+        results["provenance"]["hardware"]["cpu"] = cpu
     for episode in results["episodes"]:
         episode["return"] += 30.0
         episode["metric"] += 30.0
@@ -112,6 +115,11 @@ def test_leaderboards__edited_episodes_with_fixed_up_hashes_fail_the_rerun(board
     submission["results_sha256"] = sha256_file(folder / "results.json")
     write_json_atomic(folder / "submission.json", submission)
     write_all(board)
+
+
+def test_leaderboards__edited_episodes_with_fixed_up_hashes_fail_the_rerun(board):
+    """A forger who also rewrites every hash is caught by re-running the episode."""
+    _forge_every_episode(board)
     problems = _problems(board)
     assert "20260101-random: episode" in problems and "re-ran to metric" in problems
 
@@ -361,22 +369,6 @@ def test_leaderboards__rerun_differences_are_notes_only_for_blas_dependent_ids_o
 def test_leaderboards__a_claimed_other_cpu_does_not_excuse_a_forged_rerun(board):
     """On a board whose bits do not depend on the CPU, editing the recorded CPU (and every
     hash) still fails the re-run."""
-    from gymforge.leaderboards.evaluator import episodes_digest, summarise
-    from gymforge.leaderboards.files import sha256_file
-    from gymforge.leaderboards.protocol import load_protocol
-
-    folder = board / TASK / "submissions" / "20260101-random"
-    results = json.loads((folder / "results.json").read_text())
-    results["provenance"]["hardware"]["cpu"] = "Some Other CPU"
-    for episode in results["episodes"]:
-        episode["metric"] += 30.0
-        episode["return"] += 30.0
-    results["episodes_sha256"] = episodes_digest(results["episodes"])
-    results["aggregate"] = summarise(load_protocol(board, TASK), results["episodes"])
-    write_json_atomic(folder / "results.json", results)
-    submission = json.loads((folder / "submission.json").read_text())
-    submission["results_sha256"] = sha256_file(folder / "results.json")
-    write_json_atomic(folder / "submission.json", submission)
-    write_all(board)
+    _forge_every_episode(board, cpu="Some Other CPU")
     problems = _problems(board)
     assert "20260101-random: episode" in problems and "re-ran to metric" in problems
