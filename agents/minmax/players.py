@@ -29,6 +29,19 @@ def player_direction(obs: np.ndarray, agent: str, m: int, n: int) -> np.ndarray:
     return obs[..., 2 * m + n : 2 * (m + n)]
 
 
+def _setup_players(players: Any, env: ParallelEnv, step_size: float, momentum: float) -> None:
+    """The settings both heavy-ball players share: ``h > 0``, ``β``, the agents' action boxes
+    and the two players' dimensions; then a reset."""
+    if not step_size > 0:
+        raise ValueError(f"step_size must be > 0, got {step_size}")
+    players.step_size = float(step_size)
+    players.momentum = float(momentum)
+    players.spaces = {agent: env.action_space(agent) for agent in env.possible_agents}
+    players.x_dim = players.spaces["x"].shape[0]
+    players.y_dim = players.spaces["y"].shape[0]
+    players.reset()
+
+
 class HeavyBallPlayers:
     """Simultaneous heavy-ball gradient descent–ascent from the observed gradients.
 
@@ -43,14 +56,7 @@ class HeavyBallPlayers:
     """
 
     def __init__(self, env: ParallelEnv, step_size: float = 0.05, momentum: float = 0.0) -> None:
-        if not step_size > 0:
-            raise ValueError(f"step_size must be > 0, got {step_size}")
-        self.step_size = float(step_size)
-        self.momentum = float(momentum)
-        self.spaces = {agent: env.action_space(agent) for agent in env.possible_agents}
-        self.x_dim = self.spaces["x"].shape[0]
-        self.y_dim = self.spaces["y"].shape[0]
-        self.reset()
+        _setup_players(self, env, step_size, momentum)
 
     def reset(self, seed: int | None = None) -> None:
         self.last = {
@@ -85,14 +91,7 @@ class AltHeavyBallPlayers:
     """
 
     def __init__(self, env: ParallelEnv, step_size: float = 0.3, momentum: float = -0.3) -> None:
-        if not step_size > 0:
-            raise ValueError(f"step_size must be > 0, got {step_size}")
-        self.step_size = float(step_size)
-        self.momentum = float(momentum)
-        self.spaces = {agent: env.action_space(agent) for agent in env.possible_agents}
-        self.x_dim = self.spaces["x"].shape[0]
-        self.y_dim = self.spaces["y"].shape[0]
-        self.reset()
+        _setup_players(self, env, step_size, momentum)
 
     def reset(self, seed: int | None = None) -> None:
         self.phase = 0
