@@ -22,7 +22,28 @@ from gymforge.core.arrays import host_array
 from gymforge.envs.minmax.games import LinearGame
 
 
-class SpectralTuningAgent:
+def observation_ndim(env: gym.Env | gym.vector.VectorEnv) -> int:
+    """Dimensions of one observation (a batch has one more)."""
+    return len((getattr(env, "single_observation_space", None) or env.observation_space).shape)
+
+
+class ConstantChoice:
+    """Plays ``self.choice`` (an ``(h, β)`` pair) every step, for one env or a batch."""
+
+    choice: np.ndarray
+    _obs_ndim: int
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to reset: the choice is fixed."""
+
+    def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
+        obs = host_array(observation)
+        if obs.ndim == self._obs_ndim:
+            return self.choice.copy()
+        return np.repeat(self.choice[None], obs.shape[0], axis=0)
+
+
+class SpectralTuningAgent(ConstantChoice):
     """Plays the ``(h, β)`` of least spectral radius on a ``grid × grid`` search of the action box.
 
     Args:
@@ -47,15 +68,4 @@ class SpectralTuningAgent:
             self.choice = np.array([high[0] / 10.0, 0.0], dtype=np.float32)
             self.spectral_radius = None
         self.choice = np.clip(self.choice, space.low, space.high)
-        self._obs_ndim = len(
-            (getattr(env, "single_observation_space", None) or env.observation_space).shape
-        )
-
-    def reset(self, seed: int | None = None) -> None:
-        """Nothing to reset: the choice is fixed."""
-
-    def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
-        obs = host_array(observation)
-        if obs.ndim == self._obs_ndim:
-            return self.choice.copy()
-        return np.repeat(self.choice[None], obs.shape[0], axis=0)
+        self._obs_ndim = observation_ndim(env)

@@ -17,15 +17,13 @@ score, and a test checks that these constants are the ones recorded there.
 
 from __future__ import annotations
 
-from typing import Any
-
 import gymnasium as gym
 import numpy as np
 from pettingzoo import ParallelEnv
 
 from gymforge.agents.minmax.players import AltHeavyBallPlayers, HeavyBallPlayers, HeavyBallSide
+from gymforge.agents.minmax.tuning_agent import ConstantChoice, observation_ndim
 from gymforge.baselines.minmax.game_players import ExtragradientPlayers, OptimisticPlayers
-from gymforge.core.arrays import host_array
 
 #: MinMaxTuning-v0: method -> (h, β), chosen on training seeds.
 TUNING_BOARD: dict[str, tuple[float, float]] = {
@@ -43,7 +41,7 @@ GAMES_BOARD: dict[str, tuple[float, float]] = {
 }
 
 
-class FixedTuningAgent:
+class FixedTuningAgent(ConstantChoice):
     """Plays one constant ``(h, β)`` on ``MinMaxTuning-v0`` (scalar or vector env).
 
     Args:
@@ -61,17 +59,7 @@ class FixedTuningAgent:
             if not space.low[index] <= np.float32(value) <= space.high[index]:  # as float32
                 raise ValueError(f"{name} must be in [{low}, {high}] (the action box), got {value}")
         self.choice = np.array([step_size, momentum], dtype=np.float32)
-        obs_space = getattr(env, "single_observation_space", None) or env.observation_space
-        self._obs_ndim = len(obs_space.shape)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Nothing to reset: the choice is fixed."""
-
-    def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
-        obs = host_array(observation)
-        if obs.ndim == self._obs_ndim:
-            return self.choice.copy()
-        return np.repeat(self.choice[None], obs.shape[0], axis=0)
+        self._obs_ndim = observation_ndim(env)
 
 
 def gda_tuning_agent(env: gym.Env) -> FixedTuningAgent:
