@@ -8,6 +8,9 @@ choice, the constants of ``gymforge.baselines.minmax.tuned``:
   f = xy with the agent's (h, β), 100 steps): Sim-GDA (β = 0) and Sim-HB. Score: the episode
   return d_0 − min(d_T, 1000), as the board measures it. Extragradient, OGDA and Alt-HB do not
   fit this env's action (it owns the update rule) and are scored on the games board instead.
+- ``minmax/MinMaxTuningAlt`` (``MinMaxTuning-Alt-v0``: the same with alternating heavy ball,
+  where negative momentum converges): Alt-GDA (β = 0) and Alt-HB. Score: log10 of the distance
+  to the equilibrium after the episode (lower is better), as that board measures it.
 - ``minmax/RandomBilinear`` (``MinMax-RandomBilinear-v0``: a 4 × 4 bilinear game drawn per seed,
   100 env steps = 100 gradient evaluations): GDA, Sim-HB, Alt-HB, extragradient (EG) and
   optimistic GDA (OGDA). Score: log10 of the distance to the equilibrium after the episode
@@ -30,7 +33,7 @@ import torch
 from benchmarks import common
 from gymforge.agents.minmax.players import AltHeavyBallPlayers, HeavyBallPlayers
 from gymforge.baselines.minmax.game_players import ExtragradientPlayers, OptimisticPlayers
-from gymforge.baselines.minmax.tuned import GAMES_BOARD, TUNING_BOARD
+from gymforge.baselines.minmax.tuned import ALT_TUNING_BOARD, GAMES_BOARD, TUNING_BOARD
 from gymforge.core.arrays import host_array
 from gymforge.envs.minmax.tuning_env import MinMaxTuningVecEnv
 from gymforge.registry import make_parallel
@@ -40,7 +43,8 @@ GAMES_ID = "MinMax-RandomBilinear-v0"
 STEPS = 100
 LOG_FLOOR = 1e-12  # the games board's log10 floor
 TUNING_H = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
-GAMES_H = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.85, 1.0, 1.2, 1.5)
+ALT_TUNING_H = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)  # 0.5: the env's largest step size
+GAMES_H = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 1.75, 2.0, 2.5)
 BETAS = (-0.9, -0.7, -0.5, -0.3, -0.1, 0.0, 0.1, 0.3, 0.5)
 
 #: games-board method -> (players class, uses momentum).
@@ -53,19 +57,29 @@ GAME_METHODS: dict[str, tuple[Callable[..., Any], bool]] = {
 }
 
 
-def tuning_scores(seeds: list[int], pairs: list[tuple[float, float]]) -> list[float]:
-    """Mean MinMaxTuning return of each constant (h, β) over ``seeds`` (one batched run)."""
-    env = MinMaxTuningVecEnv(num_envs=len(seeds) * len(pairs), game="bilinear")
+def tuning_scores(
+    seeds: list[int], pairs: list[tuple[float, float]], order: str = "simultaneous"
+) -> tuple[list[float], list[float]]:
+    """Per constant (h, β), over ``seeds`` (one batched run of the tuning env with ``order``):
+    the mean return and the mean log10 distance to the equilibrium at the episode's end."""
+    env = MinMaxTuningVecEnv(num_envs=len(seeds) * len(pairs), game="bilinear", order=order)
     env.reset(seed=[s for _ in pairs for s in seeds])
     action = torch.tensor([p for p in pairs for _ in seeds], dtype=torch.float32)
     total = torch.zeros(env.num_envs, dtype=torch.float64)
+    final = torch.zeros(env.num_envs, dtype=torch.float64)
     alive = torch.ones(env.num_envs, dtype=torch.bool)
     for _ in range(STEPS):
-        _, reward, terminated, truncated, _ = env.step(action)
+        _, reward, terminated, truncated, info = env.step(action)
         total += torch.where(alive, torch.as_tensor(reward, dtype=torch.float64), 0.0)
+        distance = torch.as_tensor(info["distance"], dtype=torch.float64)
+        final = torch.where(alive, distance, final)
         alive &= ~(torch.as_tensor(terminated) | torch.as_tensor(truncated))
     env.close()
-    return total.reshape(len(pairs), len(seeds)).mean(1).tolist()
+    log_final = torch.log10(final.clamp_min(LOG_FLOOR))
+    return (
+        total.reshape(len(pairs), len(seeds)).mean(1).tolist(),
+        log_final.reshape(len(pairs), len(seeds)).mean(1).tolist(),
+    )
 
 
 def games_score(players: Any, seeds: list[int]) -> float:
@@ -105,9 +119,21 @@ def tune_tuning_board(seeds: list[int]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for method, betas in (("gda", (0.0,)), ("sim_hb", BETAS)):
         pairs = [(h, b) for h in TUNING_H for b in betas]
-        scores = tuning_scores(seeds, pairs)
+        scores, _ = tuning_scores(seeds, pairs)
         rows = [{"h": h, "beta": b, "score": s} for (h, b), s in zip(pairs, scores, strict=True)]
         best = max(rows, key=lambda r: (r["score"], -r["h"], -r["beta"]))
+        out[method] = {"grid": rows, "chosen": {"h": best["h"], "beta": best["beta"]}, "best": best}
+    return out
+
+
+def tune_alt_tuning_board(seeds: list[int]) -> dict[str, Any]:
+    """Alt-GDA and Alt-HB on MinMaxTuning-Alt-v0: the constant pair of least final log10 distance."""
+    out: dict[str, Any] = {}
+    for method, betas in (("alt_gda", (0.0,)), ("alt_hb", BETAS)):
+        pairs = [(h, b) for h in ALT_TUNING_H for b in betas]
+        _, scores = tuning_scores(seeds, pairs, order="alternating")
+        rows = [{"h": h, "beta": b, "score": s} for (h, b), s in zip(pairs, scores, strict=True)]
+        best = min(rows, key=lambda r: (r["score"], r["h"], r["beta"]))
         out[method] = {"grid": rows, "chosen": {"h": best["h"], "beta": best["beta"]}, "best": best}
     return out
 
@@ -154,6 +180,16 @@ def render_md(result: dict[str, Any]) -> str:
         "simultaneous heavy ball itself) and are tuned on the games board only.",
         "",
         *_table("minmax/MinMaxTuning (mean return, 100 steps)", result["tuning_board"], "higher"),
+        "On `MinMaxTuning-Alt-v0` (alternating heavy ball, same game and starts) negative "
+        "momentum converges and Alt-GDA (β = 0) only circles (spectral radius 1), so the board "
+        "scores the log10 distance at the episode's end. Its largest step size is the env's "
+        "h_max = 0.5, the edge of the action box.",
+        "",
+        *_table(
+            "minmax/MinMaxTuningAlt (mean log10 distance after 100 steps)",
+            result["alt_tuning_board"],
+            "lower",
+        ),
         *_table(
             "minmax/RandomBilinear (mean log10 distance after 100 gradient evaluations)",
             result["games_board"],
@@ -166,7 +202,12 @@ def render_md(result: dict[str, Any]) -> str:
 def check_constants(result: dict[str, Any]) -> list[str]:
     """Where the chosen pairs differ from the constants in ``tuned.py`` (empty when they match)."""
     problems = []
-    for board, constants in (("tuning_board", TUNING_BOARD), ("games_board", GAMES_BOARD)):
+    boards = (
+        ("tuning_board", TUNING_BOARD),
+        ("alt_tuning_board", ALT_TUNING_BOARD),
+        ("games_board", GAMES_BOARD),
+    )
+    for board, constants in boards:
         for method, entry in result[board].items():
             chosen = (entry["chosen"]["h"], entry["chosen"]["beta"])
             if tuple(constants[method]) != chosen:
@@ -193,11 +234,13 @@ def main() -> int:
             "tuning_seeds": tuning_seeds,
             "games_seeds": games_seeds,
             "tuning_h": list(TUNING_H),
+            "alt_tuning_h": list(ALT_TUNING_H),
             "games_h": list(GAMES_H),
             "betas": list(BETAS),
             "log_floor": LOG_FLOOR,
         },
         "tuning_board": tune_tuning_board(tuning_seeds),
+        "alt_tuning_board": tune_alt_tuning_board(tuning_seeds),
         "games_board": tune_games(games_seeds),
     }
     result["wall_time_s"] = round(time.perf_counter() - start, 1)

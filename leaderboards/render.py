@@ -15,6 +15,7 @@ from typing import Any
 
 from gymforge.core.extras import require
 from gymforge.leaderboards.board import Board, Row, load_boards
+from gymforge.leaderboards.board_notes import board_note
 from gymforge.leaderboards.discrimination import exemption_note
 from gymforge.leaderboards.files import write_bytes_atomic
 from gymforge.leaderboards.site import BOARDS_DIR, INDEX, board_page_name
@@ -160,6 +161,7 @@ def protocol_summary(board: Board) -> list[str]:
         + f" ({data['budget']['source']}); submissions report theirs.",
         *offline_text,
         *exemption_note(p.task),
+        *board_note(p.task),
         "Verify re-runs every episode of a new or changed submission, and "
         f"{p.verify_episodes} episode(s) per other submission drawn from a seed chosen at verify "
         f"time; it requires the per-episode metric within {data['tolerance']['abs']:g}.",

@@ -1,11 +1,12 @@
 """The paper's baselines with tuned *fixed* hyperparameters, as leaderboard agents.
 
-Two boards, two kinds of agent:
+Three boards, two kinds of agent:
 
-- ``MinMaxTuning-v0`` (the env applies simultaneous heavy ball with the ``(h, β)`` the agent
-  picks each step): :class:`FixedTuningAgent` plays one constant pair, Sim-GDA (``β = 0``) or
-  Sim-HB. Extragradient, OGDA and alternating updates are not expressible there (the env owns
-  the update rule), so they appear only on the games board.
+- ``MinMaxTuning-v0`` and ``MinMaxTuning-Alt-v0`` (the env applies simultaneous, resp.
+  alternating, heavy ball with the ``(h, β)`` the agent picks each step):
+  :class:`FixedTuningAgent` plays one constant pair: Sim-GDA (``β = 0``) or Sim-HB there,
+  Alt-GDA or Alt-HB here. Extragradient and OGDA are not expressible as these envs' action
+  (the env owns the update rule), so they appear only on the games board.
 - ``MinMax-RandomBilinear-v0`` (the players move ``x`` and ``y`` themselves): GDA, Sim-HB,
   Alt-HB, extragradient and OGDA players.
 
@@ -29,6 +30,12 @@ from gymforge.baselines.minmax.game_players import ExtragradientPlayers, Optimis
 TUNING_BOARD: dict[str, tuple[float, float]] = {
     "gda": (0.01, 0.0),
     "sim_hb": (0.01, -0.9),
+}
+
+#: MinMaxTuning-Alt-v0: method -> (h, β), chosen on training seeds.
+ALT_TUNING_BOARD: dict[str, tuple[float, float]] = {
+    "alt_gda": (0.01, 0.0),
+    "alt_hb": (0.5, -0.5),
 }
 
 #: MinMax-RandomBilinear-v0: method -> (h, β) (β = 0 for methods without momentum).
@@ -70,6 +77,16 @@ def gda_tuning_agent(env: gym.Env) -> FixedTuningAgent:
 def sim_hb_tuning_agent(env: gym.Env) -> FixedTuningAgent:
     """Sim-HB with the fixed ``(h, β)`` tuned on training seeds of ``MinMaxTuning-v0``."""
     return FixedTuningAgent(env, *TUNING_BOARD["sim_hb"])
+
+
+def alt_gda_tuning_agent(env: gym.Env) -> FixedTuningAgent:
+    """Alt-GDA (β = 0) with the step size tuned on training seeds of ``MinMaxTuning-Alt-v0``."""
+    return FixedTuningAgent(env, ALT_TUNING_BOARD["alt_gda"][0], 0.0)
+
+
+def alt_hb_tuning_agent(env: gym.Env) -> FixedTuningAgent:
+    """Alt-HB with the fixed ``(h, β)`` tuned on training seeds of ``MinMaxTuning-Alt-v0``."""
+    return FixedTuningAgent(env, *ALT_TUNING_BOARD["alt_hb"])
 
 
 def gda_game_players(env: ParallelEnv) -> dict[str, HeavyBallSide]:

@@ -1,5 +1,6 @@
 """Min-max ids: one PettingZoo game per ``MinMax-<Game>-v0``, the held-out-games id
-``MinMax-RandomBilinear-v0`` and the single-agent ``MinMaxTuning-v0``."""
+``MinMax-RandomBilinear-v0`` and the single-agent tuning ids ``MinMaxTuning-v0`` (simultaneous
+heavy ball) and ``MinMaxTuning-Alt-v0`` (alternating)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ _PLAYERS = {
     "negative_momentum": "gymforge.agents.minmax.players:negative_momentum_players",
 }
 _TUNED = "gymforge.baselines.minmax.tuned"
+_SPECTRAL = "gymforge.agents.minmax.tuning_agent:SpectralTuningAgent"
 #: the paper's methods with fixed hyperparameters tuned on training games (the games board).
 _TUNED_PLAYERS = {
     "alt_hb": f"{_TUNED}:alt_hb_game_players",
@@ -70,9 +72,23 @@ SPECS: tuple[EnvSpec, ...] = (
         kwargs={"game": "bilinear", "order": "simultaneous"},
         capabilities=Capabilities(batched=True, devices=("cpu", "cuda")),
         agents={
-            "spectral": "gymforge.agents.minmax.tuning_agent:SpectralTuningAgent",
+            "spectral": _SPECTRAL,
             "gda": f"{_TUNED}:gda_tuning_agent",
             "sim_hb": f"{_TUNED}:sim_hb_tuning_agent",
+        },
+    ),
+    EnvSpec(
+        id="MinMaxTuning-Alt-v0",
+        family="minmax",
+        summary="MinMax optimizer tuning: pick alternating heavy ball's step size and momentum",
+        entry_point="gymforge.envs.minmax.tuning_env:MinMaxTuningEnv",
+        vector_entry_point="gymforge.envs.minmax.tuning_env:make_minmax_tuning_vec_env",
+        kwargs={"game": "bilinear", "order": "alternating"},
+        capabilities=Capabilities(batched=True, devices=("cpu", "cuda")),
+        agents={
+            "spectral": _SPECTRAL,
+            "alt_gda": f"{_TUNED}:alt_gda_tuning_agent",
+            "alt_hb": f"{_TUNED}:alt_hb_tuning_agent",
         },
     ),
 )

@@ -13,6 +13,7 @@ import gymforge
 from gymforge.agents.minmax.players import AltHeavyBallPlayers, HeavyBallPlayers, HeavyBallSide
 from gymforge.baselines.minmax.game_players import ExtragradientPlayers, OptimisticPlayers
 from gymforge.baselines.minmax.tuned import (
+    ALT_TUNING_BOARD,
     GAMES_BOARD,
     TUNING_BOARD,
     FixedTuningAgent,
@@ -99,8 +100,58 @@ def test_fixed_tuning_agent_checks_the_action_box():
 
 def test_constants_are_the_recorded_tuning_choices():
     result = json.loads(RESULTS.read_text())
-    for board, constants in (("tuning_board", TUNING_BOARD), ("games_board", GAMES_BOARD)):
+    boards = (
+        ("tuning_board", TUNING_BOARD),
+        ("alt_tuning_board", ALT_TUNING_BOARD),
+        ("games_board", GAMES_BOARD),
+    )
+    for board, constants in boards:
         assert set(result[board]) == set(constants)
         for method, entry in result[board].items():
             assert constants[method] == (entry["chosen"]["h"], entry["chosen"]["beta"]), method
     assert max(result["config"]["games_seeds"]) < 2**62  # tuned on training seeds only
+    assert max(result["config"]["tuning_seeds"]) < 2**62
+
+
+def test_chosen_step_sizes_are_inside_their_grids_or_at_the_action_box():
+    """A choice at the grid's largest step size would mean the grid was too small, unless that
+    step size is the env's own limit (h_max = 0.5 on the tuning envs)."""
+    result = json.loads(RESULTS.read_text())
+    grids = {
+        "tuning_board": "tuning_h",
+        "alt_tuning_board": "alt_tuning_h",
+        "games_board": "games_h",
+    }
+    for board, grid_key in grids.items():
+        largest = max(result["config"][grid_key])
+        for method, entry in result[board].items():
+            if entry["chosen"]["h"] == largest:
+                assert board != "games_board" and largest == 0.5, (board, method)
+
+
+def _tuning_episode(env_id, agent_factory, seed=3):
+    import gymnasium as gym
+
+    env = gym.make(env_id)
+    obs, _ = env.reset(seed=seed)
+    start = float(np.hypot(obs[0], obs[1]))
+    agent = agent_factory(env)
+    info = {}
+    for _ in range(100):
+        obs, _, terminated, truncated, info = env.step(agent.act(obs))
+        if terminated or truncated:
+            break
+    return start, float(info["distance"])
+
+
+def test_alt_hb_converges_on_the_alternating_tuning_env_and_alt_gda_circles():
+    from gymforge.baselines.minmax.tuned import alt_gda_tuning_agent, alt_hb_tuning_agent
+
+    start, hb = _tuning_episode("MinMaxTuning-Alt-v0", alt_hb_tuning_agent)
+    _, gda = _tuning_episode("MinMaxTuning-Alt-v0", alt_gda_tuning_agent)
+    # Alt-HB at (0.5, -0.5): spectral radius about 0.96, so about 0.96^100 = 0.017 of the start
+    assert hb < 0.05 * start
+    assert 0.5 * start < gda < 2.0 * start  # Alt-GDA: spectral radius 1
+    # the same constant pair on simultaneous updates diverges (the paper's contrast)
+    _, sim = _tuning_episode("MinMaxTuning-v0", alt_hb_tuning_agent)
+    assert sim > start
