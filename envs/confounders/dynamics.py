@@ -1,7 +1,8 @@
 """Dynamics of the confounder-stream env, batched over instances.
 
 Pure functions of (config, state, action): an episode's data are drawn at reset (see
-:func:`draw_episode`), so stepping only gathers, renders and scores a batch.
+:func:`draw_episode`, or :mod:`.counter_draws` for the v1 ids), so stepping only gathers,
+renders and scores a batch.
 """
 
 from __future__ import annotations
@@ -58,9 +59,10 @@ def replace_where(state: StreamState, mask: torch.Tensor, fresh: StreamState) ->
 
     ``fresh`` holds one row per selected instance, in order.
     """
-    out = StreamState(**{k: v.clone() for k, v in vars(state).items()})
-    for name in vars(out):
-        getattr(out, name)[mask] = getattr(fresh, name)
+    out = StreamState(**{k: None if v is None else v.clone() for k, v in vars(state).items()})
+    for name, value in vars(out).items():
+        if value is not None:
+            value[mask] = getattr(fresh, name)
     return out
 
 
@@ -88,9 +90,14 @@ def labels(config: EnvConfig, idx: torch.Tensor) -> torch.Tensor:
 
 
 def observe(
-    config: EnvConfig, state: StreamState, shifts: torch.Tensor, templates: torch.Tensor
+    config: EnvConfig,
+    state: StreamState,
+    shifts: torch.Tensor,
+    templates: torch.Tensor,
+    table: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Observation (B, b, 1024 + 1): every image's pixels, then its confounder value."""
+    """Observation (B, b, 1024 + 1): every image's pixels, then its confounder value
+    (``table``: the shared noise table of counter draws)."""
     idx = batch_indices(config, state)
     y = labels(config, idx)
     shift = shifts[stage_of(config, state.t)][:, None]
@@ -101,7 +108,12 @@ def observe(
         y,
         shift,
     )
-    noise = torch.gather(state.noise, 1, idx[..., None].expand(-1, -1, state.noise.shape[-1]))
+    if state.noise is not None:
+        noise = torch.gather(state.noise, 1, idx[..., None].expand(-1, -1, state.noise.shape[-1]))
+    else:  # rows of the shared noise table (counter draws)
+        assert state.noise_rows is not None and table is not None
+        rows = torch.gather(state.noise_rows, 1, idx)
+        noise = table.index_select(0, rows.reshape(-1)).reshape(*idx.shape, table.shape[-1])
     images = render(config.synthetic, templates, cf, mf, noise)
     return torch.cat([images, cf[..., None]], dim=-1)
 
@@ -129,5 +141,5 @@ def step(
         "balanced_accuracy": balanced_accuracy(pred, y).to(torch.float32),
         "group_accuracy": group_accuracy(pred, y).to(torch.float32),
     }
-    new_state = StreamState(state.u_cf, state.u_mf, state.noise, state.order, t)
+    new_state = StreamState(state.u_cf, state.u_mf, state.noise, state.order, t, state.noise_rows)
     return new_state, info, terminated

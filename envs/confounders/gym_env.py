@@ -13,13 +13,16 @@ from gymforge.core.scalar_env import TorchScalarEnv
 from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
 from gymforge.core.vector_factory import make_vector
-from gymforge.envs.confounders import dynamics
+from gymforge.envs.confounders import counter_draws, dynamics
 from gymforge.envs.confounders.config import IMAGE_SIZE, StreamConfig, SyntheticConfig
 from gymforge.envs.confounders.dynamics import EnvConfig
 from gymforge.envs.confounders.schedules import shift_schedule
 from gymforge.envs.confounders.synthetic import quadrant_templates
+from gymforge.envs.confounders.types import StreamState
 
 PIXELS = IMAGE_SIZE * IMAGE_SIZE
+#: how an instance draws its episode (see the class docstring)
+DRAWS = ("generator", "counter")
 
 _DOC = """Confounder stream: classify images whose confounder shifts stage by stage (R-MDN).
 
@@ -39,11 +42,18 @@ _DOC = """Confounder stream: classify images whose confounder shifts stage by st
     ``passes_per_stage`` times in a new shuffled order; every stage is rendered from the same
     draws with its own shift, as in the reference. The episode is the whole stream.
 
-    Each instance draws its episode at reset from its own ``torch.Generator`` on the env's
-    device, seeded from the instance's counter-based stream (one short Python loop over the
-    instances being reset; stepping is fully batched). It keeps its pixel noise in memory:
-    ``2 * samples_per_group * 4 KiB`` per instance (1 MiB at the defaults, 8 MiB at the
-    reference's N = 1024). CPU and GPU draw different numbers for the same seed.
+    How an instance draws its episode at reset (``draws``):
+
+    - ``"counter"`` (the v1 ids): batched over the instances from their counter-based streams,
+      the pixel noise read from a shared noise table drawn once from a fixed seed (see
+      ``gymforge.envs.confounders.counter_draws``): no per-instance loop, ``O(N)`` numbers per
+      instance, the same numbers on CPU and GPU.
+    - ``"generator"`` (the v0 ids): from its own ``torch.Generator`` on the env's device, seeded
+      from the instance's counter-based stream (a Python loop over the instances being reset),
+      keeping its pixel noise in memory: ``2 * samples_per_group * 4 KiB`` per instance (1 MiB at
+      the defaults, so 1 GiB at B = 1024). CPU and GPU draw different numbers for the same seed.
+
+    Stepping is fully batched either way.
 
     ## Action Space
     ``Box(0, 1, (batch_size,), float32)``: the predicted probability that each image of the batch
@@ -62,8 +72,8 @@ _DOC = """Confounder stream: classify images whose confounder shifts stage by st
     group's images classified correctly (0.5 for constant or random guessing).
 
     ## Starting State
-    A fresh stream: new uniform draws, pixel noise and shuffling orders from the instance's seed;
-    the first batch of stage 0.
+    A fresh stream: new uniform draws, pixel noise and shuffling orders from the instance's seed
+    (see ``draws`` above); the first batch of stage 0.
 
     ## Episode End
     Terminated after the last batch of the last stage
@@ -87,16 +97,21 @@ _DOC = """Confounder stream: classify images whose confounder shifts stage by st
     | ``signal_gap`` | float | 1.0 | main-effect separation at s = 0 (overlap = 2 - gap) |
     | ``noise_std`` | float | 0.01 | pixel noise |
     | ``task_free`` | bool | False | hide ``stage`` and ``stage_boundary`` from ``info`` |
+    | ``draws`` | str | ``"generator"`` | ``"counter"`` (v1 ids) or ``"generator"`` (v0 ids) |
 
     Example:
         >>> import gymnasium as gym, gymforge
-        >>> env = gym.make("ConfounderStream-v0")
+        >>> env = gym.make("ConfounderStream-v1")
         >>> obs, info = env.reset(seed=0)
         >>> obs.shape
         (32, 1025)
 
     ## Version History
-    - v0: initial version.
+    - v1: ``draws="counter"``: episodes drawn batched from counter-based streams, pixel noise
+      from a shared table (reset at B = 1024 in milliseconds instead of seconds, no per-instance
+      state of ``2N x 1024`` floats, the same numbers on CPU and GPU). The same distribution
+      per instance; other numbers than v0 for the same seed.
+    - v0: initial version (``draws="generator"``).
     """
 
 
@@ -154,6 +169,7 @@ class ConfounderStreamVecEnv(TorchVectorEnv):
         signal_gap: float = 1.0,
         noise_std: float = 0.01,
         task_free: bool = False,
+        draws: str = "generator",
     ) -> None:
         self.config = _env_config(
             samples_per_group,
@@ -172,19 +188,53 @@ class ConfounderStreamVecEnv(TorchVectorEnv):
         if not isinstance(task_free, bool):
             raise ValueError(f"task_free must be a bool, got {task_free!r}")
         self.task_free = task_free
+        if draws not in DRAWS:
+            raise ValueError(f"draws must be one of {list(DRAWS)}, got {draws!r}")
+        self.draws = draws
         observation_space = spaces.Box(-np.inf, np.inf, (batch_size, PIXELS + 1), np.float32)
         action_space = spaces.Box(0.0, 1.0, (batch_size,), np.float32)
         super().__init__(num_envs, observation_space, action_space, device, autoreset)
         self._shifts = torch.tensor(self.config.stream.shifts, device=self.device)
         self._templates = quadrant_templates(self.device)
-        self.state = dynamics.draw_episode(self.config, [0] * self.num_envs, self.device)
+        self._table: torch.Tensor | None = None
+        if draws == "counter":
+            n = self.config.synthetic.samples_per_stage
+            self._table = counter_draws.noise_table(counter_draws.table_rows(n), self.device)
+            self.state = self._counter_episode(torch.ones(self.num_envs, dtype=torch.bool))
+        else:
+            self.state = dynamics.draw_episode(self.config, [0] * self.num_envs, self.device)
 
     @property
     def episode_length(self) -> int:
         """Steps of one episode (the whole stream)."""
         return self.config.episode_length
 
+    def _counter_episode(self, mask: torch.Tensor) -> StreamState:
+        """Fresh counter draws for every instance (the streams of ``mask``'s advance)."""
+        assert self._table is not None
+        stream = self.config.stream
+        fresh = counter_draws.draw(
+            self.rng,
+            mask.to(self.device),
+            self.config.synthetic.samples_per_stage,
+            stream.num_stages * stream.passes_per_stage,
+            self._table.shape[0],
+        )
+        t = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
+        return StreamState(
+            fresh["u_cf"], fresh["u_mf"], None, fresh["order"], t, fresh["noise_rows"]
+        )
+
     def _reset_instances(self, mask: torch.Tensor) -> None:
+        if self.draws == "counter":
+            fresh = self._counter_episode(mask)
+            self.state = StreamState(
+                **{
+                    name: None if old is None else _where(mask, getattr(fresh, name), old)
+                    for name, old in vars(self.state).items()
+                }
+            )
+            return
         # Each instance's episode seed comes from its own counter-based stream, so instance i
         # depends only on its seed; the episode is then drawn from a generator seeded with it.
         u = self.rng.uniform(2, where=mask)
@@ -202,7 +252,12 @@ class ConfounderStreamVecEnv(TorchVectorEnv):
         return StepOutput(reward, terminated, torch.zeros_like(terminated), info)
 
     def _observe(self) -> torch.Tensor:
-        return dynamics.observe(self.config, self.state, self._shifts, self._templates)
+        return dynamics.observe(self.config, self.state, self._shifts, self._templates, self._table)
+
+
+def _where(mask: torch.Tensor, new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
+    """``new`` in the instances of ``mask`` (B,), ``old`` elsewhere (any trailing shape)."""
+    return torch.where(mask.reshape(-1, *([1] * (new.dim() - 1))), new, old)
 
 
 class ConfounderStreamEnv(TorchScalarEnv):

@@ -240,6 +240,19 @@ def write(document: dict[str, Any], path: Path) -> None:
     os.replace(temporary, path)
 
 
+def add_missing(recorded: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    """``recorded`` with the cases of ``document`` that it lacks (ids registered since) added to
+    its recorded cases; every recorded case, and every variant, is kept as it was. Refused on a
+    build other than the recording one (the new cases must come from the same torch)."""
+    if recorded["machine"] != document["machine"]:
+        raise ValueError(
+            f"machine: new cases need the recorded build {recorded['machine']}, "
+            f"this machine is {document['machine']}"
+        )
+    missing = {k: v for k, v in document["cases"].items() if k not in recorded["cases"]}
+    return {**recorded, "cases": {**recorded["cases"], **missing}}
+
+
 def add_variant(recorded: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
     """``recorded`` with the cases of ``document`` that differ from it kept as the variant of
     ``document``'s kernel fingerprint (refused on the recording machine's own fingerprint)."""
@@ -271,10 +284,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="with update: keep FILE and record only this machine's differing cases",
     )
+    parser.add_argument(
+        "--missing",
+        action="store_true",
+        help="with update: keep FILE and add only the cases it lacks (newly registered ids)",
+    )
     args = parser.parse_args(argv)
+    if args.variant and args.missing:
+        parser.error("--variant and --missing record different things; give one")
     document = compute()
     if args.command == "update":
-        if args.variant:
+        if args.missing:
+            recorded = json.loads(args.file.read_text())
+            before = len(recorded["cases"])
+            document = add_missing(recorded, document)
+            print(f"added {len(document['cases']) - before} new cases")
+        elif args.variant:
             document = add_variant(json.loads(args.file.read_text()), document)
         write(document, args.file)
         print(f"wrote {len(document['cases'])} cases to {args.file}")

@@ -1,4 +1,7 @@
-"""Confounder-stream ids: ``ConfounderStream-v0`` and presets of its stage schedule."""
+"""Confounder-stream ids: ``ConfounderStream-v0``/``-v1`` and presets of its stage schedule.
+
+v1 draws its episodes batched from counter-based streams (``draws="counter"``); v0 keeps the
+original per-instance generators (and the boards' numbers)."""
 
 from __future__ import annotations
 
@@ -14,24 +17,30 @@ _AGENTS = {
     "cnn": "gymforge.agents.confounders.online:cnn_online_agent",
 }
 
-SPECS: tuple[EnvSpec, ...] = (
+_V0 = (
+    (
+        "ConfounderStream",
+        "classify a stream of images whose confounding shifts over 5 stages (R-MDN)",
+        {},
+    ),
+    (
+        "ConfounderStream-Cyclic",
+        "task-free stream: the shift cycles 0 -> 0.5 -> 0 over 8 stages, boundaries hidden",
+        {"schedule": "cyclic", "n_stages": 8, "period": 4, "task_free": True},
+    ),
+)
+
+SPECS: tuple[EnvSpec, ...] = tuple(
     EnvSpec(
-        id="ConfounderStream-v0",
+        id=f"{name}-v{version}",
         family="confounders",
-        summary="classify a stream of images whose confounding shifts over 5 stages (R-MDN)",
+        summary=summary + ("" if version == 0 else "; batched counter-based draws"),
         entry_point=_ENV,
         vector_entry_point=_VEC_ENV,
+        kwargs=kwargs if version == 0 else {**kwargs, "draws": "counter"},
         capabilities=_CAPS,
         agents=_AGENTS,
-    ),
-    EnvSpec(
-        id="ConfounderStream-Cyclic-v0",
-        family="confounders",
-        summary="task-free stream: the shift cycles 0 -> 0.5 -> 0 over 8 stages, boundaries hidden",
-        entry_point=_ENV,
-        vector_entry_point=_VEC_ENV,
-        kwargs={"schedule": "cyclic", "n_stages": 8, "period": 4, "task_free": True},
-        capabilities=_CAPS,
-        agents=_AGENTS,
-    ),
+    )
+    for name, summary, kwargs in _V0
+    for version in (0, 1)
 )

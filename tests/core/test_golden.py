@@ -78,6 +78,21 @@ def test_a_variant_keeps_only_the_differing_cases() -> None:
         golden.add_variant(recorded, {**here, "machine": {"torch": "other"}})
 
 
+def test_missing_cases_are_added_and_recorded_ones_kept() -> None:
+    recorded = {
+        "machine": {"torch": "t"},
+        "kernels": "aaa",
+        "cases": {"x": 1},
+        "variants": {"bbb": {"cases": {"x": 5}}},
+    }
+    here = {"machine": {"torch": "t"}, "kernels": "bbb", "cases": {"x": 9, "z": 4}}
+    merged = golden.add_missing(recorded, here)
+    assert merged["cases"] == {"x": 1, "z": 4}  # x kept as recorded, z new
+    assert merged["variants"] == recorded["variants"]
+    with pytest.raises(ValueError, match="machine"):
+        golden.add_missing(recorded, {**here, "machine": {"torch": "other"}})
+
+
 def test_the_fingerprint_sees_a_changed_product(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 

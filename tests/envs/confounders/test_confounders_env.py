@@ -10,14 +10,17 @@ import torch
 import gymforge  # noqa: F401
 from gymforge.envs.confounders.gym_env import ConfounderStreamVecEnv
 
+VERSIONS = ("ConfounderStream-v0", "ConfounderStream-v1")
 
-def _small(**kwargs):
+
+def _small(env_id="ConfounderStream-v0", **kwargs):
     kwargs = {"samples_per_group": 32, "batch_size": 16, **kwargs}
-    return gym.make("ConfounderStream-v0", **kwargs)
+    return gym.make(env_id, **kwargs)
 
 
-def test_episode_walks_every_stage_and_reveals_the_labels():
-    env = _small(passes_per_stage=2)
+@pytest.mark.parametrize("env_id", VERSIONS)
+def test_episode_walks_every_stage_and_reveals_the_labels(env_id):
+    env = _small(env_id, passes_per_stage=2)
     obs, _ = env.reset(seed=0)
     stages, boundaries, steps = [], [], 0
     terminated = False
@@ -40,8 +43,9 @@ def test_episode_walks_every_stage_and_reveals_the_labels():
     assert reward == 1.0  # at s = 0.5 the confounder separates the groups perfectly
 
 
-def test_every_stage_shows_each_image_once_per_pass():
-    env = _small()
+@pytest.mark.parametrize("env_id", VERSIONS)
+def test_every_stage_shows_each_image_once_per_pass(env_id):
+    env = _small(env_id)
     obs, _ = env.reset(seed=1)
     seen = []
     for _ in range(4):  # the four batches of stage 0
@@ -87,6 +91,39 @@ def test_bad_actions_are_rejected_before_any_state_change(action, match):
     np.testing.assert_array_equal(again, fresh.step(np.zeros(16, np.float32))[0])
 
 
+def test_v1_draws_batched_without_generators_and_reads_distinct_table_rows(monkeypatch):
+    from gymforge.envs.confounders import counter_draws
+
+    venv = ConfounderStreamVecEnv(num_envs=6, samples_per_group=64, draws="counter")
+    table = counter_draws.noise_table(counter_draws.table_rows(128), venv.device)
+
+    def no_generators(*args, **kwargs):
+        raise AssertionError("a per-instance generator was created at reset")
+
+    monkeypatch.setattr(torch, "Generator", no_generators)
+    venv.reset(seed=[3, 4, 5, 6, 7, 8])
+    rows = venv.state.noise_rows
+    assert venv.state.noise is None and rows.shape == (6, 128)
+    assert all(len(torch.unique(r)) == 128 for r in rows)  # an instance's noise rows differ
+    assert int(rows.min()) >= 0 and int(rows.max()) < table.shape[0]
+    assert sorted(venv.state.order[0, 0].tolist()) == list(range(128))  # a permutation
+    # the table is standard normal: mean 0, std 1 (4M draws)
+    assert abs(float(table.mean())) < 5e-3 and abs(float(table.std()) - 1.0) < 5e-3
+
+
+def test_v1_draws_the_same_distribution_as_v0():
+    """Per stage, the confounder values the two versions show agree in mean and spread (their
+    numbers differ: other draws)."""
+    cf = {}
+    for env_id in VERSIONS:
+        venv = gym.make_vec(env_id, num_envs=64, vectorization_mode="vector_entry_point")
+        obs, _ = venv.reset(seed=0)
+        cf[env_id] = obs[:, :, -1].reshape(-1)
+    a, b = cf.values()
+    assert not torch.equal(a, b)
+    assert abs(float(a.mean() - b.mean())) < 0.05 and abs(float(a.std() - b.std())) < 0.05
+
+
 @pytest.mark.parametrize(
     ("kwargs", "field"),
     [
@@ -95,6 +132,7 @@ def test_bad_actions_are_rejected_before_any_state_change(action, match):
         ({"batch_size": 100}, "batch_size"),
         ({"task_free": "yes"}, "task_free"),
         ({"noise_std": -0.5}, "noise_std"),
+        ({"draws": "philox"}, r"draws must be one of \['generator', 'counter'\]"),
     ],
 )
 def test_bad_arguments_name_the_field(kwargs, field):
