@@ -9,6 +9,9 @@ to act, and its SHA-256 is what a leaderboard submission records.
 :class:`TorchPolicyAgent` acts greedily (the most likely action) on one observation or a batch,
 numpy or torch, on whatever device the observation is on, keeping the stacked frames and the
 recurrent state between steps (``reset`` clears them; ``episode_done(i)`` clears instance i's).
+With ``stochastic=True`` it samples from the policy instead, from a generator seeded by
+``reset(seed)`` (a policy whose value is in its randomness, such as an optimizer configurator
+whose varied choices keep the population diverse, is evaluated as it was trained).
 """
 
 from __future__ import annotations
@@ -84,15 +87,22 @@ def is_policy_file(path: str | Path) -> bool:
 
 
 class TorchPolicyAgent:
-    """Greedy actions of a saved on-device policy.
+    """Greedy (or sampled) actions of a saved on-device policy.
 
     Args:
         payload: the contents of a ``policy.pt`` (:func:`read_policy`), or its path.
         device: where the network runs; observations on another device are moved there and the
             actions moved back.
+        stochastic: sample actions from the policy (seeded by ``reset(seed)``, seed 0 when none)
+            instead of taking the most likely one.
     """
 
-    def __init__(self, payload: dict[str, Any] | str | Path, device: str = "cpu") -> None:
+    def __init__(
+        self, payload: dict[str, Any] | str | Path, device: str = "cpu", stochastic: bool = False
+    ) -> None:
+        if not isinstance(stochastic, bool):
+            raise ValueError(f"stochastic must be True or False, got {stochastic!r}")
+        self.stochastic = stochastic
         if not isinstance(payload, dict):
             payload = read_policy(payload)
         self.spec = PolicySpec.from_json(payload["spec"])
@@ -110,9 +120,14 @@ class TorchPolicyAgent:
         self.reset()
 
     def reset(self, seed: int | None = None) -> None:
-        """Forget stacked frames and the recurrent state (call at every episode start)."""
+        """Forget stacked frames and the recurrent state (call at every episode start); a
+        stochastic agent also reseeds its sampling (``seed`` 0 when ``None``)."""
         self._frames: torch.Tensor | None = None
         self._state: torch.Tensor | None = None
+        self._generator: torch.Generator | None = None
+        if self.stochastic:
+            self._generator = torch.Generator(device=self.device)
+            self._generator.manual_seed(int(seed or 0))
 
     def episode_done(self, index: int) -> None:
         """Restart instance ``index``'s memory (batched use: it finished an episode)."""
@@ -123,7 +138,7 @@ class TorchPolicyAgent:
 
     @torch.no_grad()
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> Any:
-        """The greedy action(s) for one observation ``(d,)`` or a batch ``(B, d)``."""
+        """The greedy (or sampled) action(s) for one observation ``(d,)`` or a batch ``(B, d)``."""
         as_numpy = not isinstance(observation, torch.Tensor)
         source = None if as_numpy else observation.device
         obs = torch.as_tensor(np.asarray(observation) if as_numpy else observation)
@@ -148,7 +163,11 @@ class TorchPolicyAgent:
             feats, self._state = self.policy.remember(obs[None], self._state, None)
             obs = feats[0]
         out, _ = self.policy.heads(obs)
-        action = self.policy.env_action(self.policy.mode(out))
+        if self._generator is not None:
+            chosen = self.policy.sample(out, self._generator)[0]
+        else:
+            chosen = self.policy.mode(out)
+        action = self.policy.env_action(chosen)
         if not batched:
             action = action[0]
         if as_numpy:

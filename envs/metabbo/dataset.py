@@ -9,7 +9,8 @@ the first available of the adaptive DE baselines), the rest by the uniform rando
 ``--minari ID`` additionally exports the episodes as a Minari dataset. The metadata records the
 behaviour names, their entry points, the mix, seeds, split and package version, and under
 ``behavior_provenance`` what a behaviour was built from when that is outside data (the ``sb3``
-expert: its model file, sha256, algorithm and greedy or sampled actions).
+expert: its model file, sha256, algorithm and greedy or sampled actions; ``ppo_expert``: its
+policy file, sha256, training command and validation scores).
 
 The format (its arrays, :func:`load_dataset`, :func:`write_trajectories`) is in
 :mod:`.dataset_format`, the Minari export in :mod:`.minari_export`; both are re-exported here.
@@ -53,6 +54,7 @@ BEHAVIORS: dict[str, str] = {
     "jde": "gymforge.baselines.metabbo.adaptive:JDEAgent",
     "static": "gymforge.baselines.metabbo.static:StaticAgent",
     "schedule": "gymforge.baselines.metabbo.schedule:ScheduleAgent",
+    "ppo_expert": "gymforge.baselines.metabbo.experts:ppo_expert_agent",
 }
 #: the expert of ``--behavior mix`` when ``--expert`` is not given: the first available of these
 EXPERT_PREFERENCE: tuple[str, ...] = ("shade", "jde", "static")

@@ -8,7 +8,10 @@ problems, one :class:`~.optimizer.DEState` per sub-population and the episode bo
 Reward: ``r_t = (e_{t-1} - e_t) / e_0`` with ``e_t = f*_t - f_opt`` the error of the best value
 found so far (``f*_t``) and ``e_0`` the initial population's best error; so the return
 telescopes to Q-Mamba's ``Perf = 1 - e_T / e_0`` and stays right when ``f_opt != 0``. Where
-``e_0`` is 0 or not finite the reward is 0.
+``e_0`` is 0 or not finite the reward is 0. With ``reward="log_error"`` (for training
+configurators: Perf's reward is almost all earned in the first generations, so later choices
+barely register) ``r_t = log10 max(e_{t-1}, ε) − log10 max(e_t, ε)`` with ``ε`` the target
+error (at least 1e-12): the return is the number of decades of error removed.
 
 Episode end: ``terminated`` once ``e_t <= 1e-8`` (``target_error``); ``truncated`` after
 ``max_generations`` generations. A finished instance is frozen until it is reset (its random
@@ -49,6 +52,12 @@ __all__ = [
 ]
 
 
+#: the env's reward kinds (see the module docstring).
+REWARDS = ("perf", "log_error")
+#: the least error floor of the ``log_error`` reward (for ``target_error = 0``).
+LOG_ERROR_FLOOR = 1e-12
+
+
 @dataclass(frozen=True)
 class MetaBBOConfig:
     """Static configuration of a ``MetaBBO-v0`` batch.
@@ -59,6 +68,8 @@ class MetaBBOConfig:
         population_size: total population (split over the preset's sub-populations).
         max_generations: generations per episode (``T``).
         target_error: an episode terminates once the best error is at most this.
+        reward: ``"perf"`` (the error decrease over ``e_0``; the return is Perf) or
+            ``"log_error"`` (the decrease of log10 of the error, floored at the target error).
     """
 
     preset: Preset
@@ -66,6 +77,7 @@ class MetaBBOConfig:
     population_size: int = 100
     max_generations: int = 500
     target_error: float = 1e-8
+    reward: str = "perf"
 
     def __post_init__(self) -> None:
         p = self.population_size
@@ -82,6 +94,8 @@ class MetaBBOConfig:
         e = self.target_error
         if isinstance(e, bool) or not isinstance(e, int | float) or not 0.0 <= e < math.inf:
             raise ValueError(f"target_error must be a finite number >= 0, got {e!r}")
+        if self.reward not in REWARDS:
+            raise ValueError(f"reward must be one of {list(REWARDS)}, got {self.reward!r}")
 
     @cached_property
     def de_configs(self) -> tuple[DEConfig | PSOConfig, ...]:
@@ -330,7 +344,12 @@ def step(
     usable = cache["_e0_usable"] & err_finite & prev_finite
     if not everyone:
         usable &= active
-    reward = torch.where(usable, (prev_err - err) / cache["_e0_divisor"], 0.0)
+    if config.reward == "perf":
+        reward = torch.where(usable, (prev_err - err) / cache["_e0_divisor"], 0.0)
+    else:
+        floor = max(config.target_error, LOG_ERROR_FLOOR)
+        decades = torch.log10(prev_err.clamp_min(floor)) - torch.log10(err.clamp_min(floor))
+        reward = torch.where(usable, decades, 0.0)
     terminated = err <= config.target_error
     truncated = ~terminated & (generation >= config.max_generations)
     if everyone:

@@ -63,7 +63,10 @@ _DOC = """MetaBBO: configure a differential evolution optimizer, generation by g
     ## Rewards
     ``r_t = (e_{t−1} − e_t) / e_0`` with ``e_t = f*_t − f_opt`` the error of the best value found
     so far, using the problem's known optimum (right also when ``f_opt ≠ 0``). The return is
-    Q-Mamba's ``Perf = 1 − e_T / e_0``.
+    Q-Mamba's ``Perf = 1 − e_T / e_0``. With ``reward="log_error"``,
+    ``r_t = log10 max(e_{t−1}, ε) − log10 max(e_t, ε)`` (``ε`` the target error, at least 1e-12):
+    the return is the decades of error removed, a signal that stays informative late in the
+    episode, where Perf's rewards are all near 0 (for training configurators).
 
     ## Starting State
     Each instance draws, from its own seed, a function of the split's subset, an instance
@@ -81,11 +84,11 @@ _DOC = """MetaBBO: configure a differential evolution optimizer, generation by g
     function ids), ``subset`` ("train" | "test"), ``dimension`` (10; 2..100, 2..40 for COCO
     instances), ``population_size`` (100), ``max_generations`` (500), ``instance_mode``
     ("random" | "coco"), ``coco_instances`` (15: COCO ids drawn from 1..15),
-    ``target_error`` (1e-8), ``guards`` (None: on except on CUDA; False skips the host reads
+    ``target_error`` (1e-8), ``reward`` ("perf" | "log_error"), ``guards`` (None: on except on CUDA; False skips the host reads
     that pick cheaper paths, for a GPU: the same trajectories with fewer syncs).
 
     ## Version History
-    - v0: initial version.
+    - v0: initial version. The opt-in `reward="log_error"` came later; the default reward is unchanged.
     """
 
 
@@ -106,6 +109,7 @@ class MetaBBOVecEnv(TorchVectorEnv):
         instance_mode: str = "random",
         coco_instances: int = 15,
         target_error: float = 1e-8,
+        reward: str = "perf",
         guards: bool | None = None,
     ) -> None:
         problem_set = ProblemSet(
@@ -120,6 +124,7 @@ class MetaBBOVecEnv(TorchVectorEnv):
             population_size=population_size,
             max_generations=max_generations,
             target_error=target_error,
+            reward=reward,
         )
         k = self.config.preset.num_controlled
         observation_space = spaces.Box(0.0, 1.0, (NUM_FEATURES,), np.float32)
@@ -129,6 +134,12 @@ class MetaBBOVecEnv(TorchVectorEnv):
         self.guards = default_guards(self.device, guards)
         self._pinned: tuple[list[int], list[int]] | None = None
         self.state = dynamics.initial_state(self.config, self.rng, self.device)
+
+    @property
+    def max_steps(self) -> int:
+        """Steps (generations) of a full episode: trainers spread their instances' episodes over
+        it (an episode may end earlier, at the target error)."""
+        return self.config.max_generations
 
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None

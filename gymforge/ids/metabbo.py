@@ -18,10 +18,16 @@ _AGENTS: dict[str, str] = {
 }
 #: agents with a default for one preset only (the budget schedule searched for Alg0)
 _ALG0_AGENTS: dict[str, str] = {"schedule": f"{_BASELINES}.schedule:ScheduleAgent"}
+#: the trained PPO configurator of Q-Mamba's three presets (not PSO)
+_EXPERT_AGENTS: dict[str, str] = {"ppo_expert": f"{_BASELINES}.experts:ppo_expert_agent"}
 
 
 def _spec(id_: str, preset: str, summary: str) -> EnvSpec:
-    agents = {**_AGENTS, **_ALG0_AGENTS} if preset == "alg0" else _AGENTS
+    agents = dict(_AGENTS)
+    if preset == "alg0":
+        agents |= _ALG0_AGENTS
+    if preset in ("alg0", "alg1", "alg2"):
+        agents |= _EXPERT_AGENTS
     return EnvSpec(
         id=id_,
         family="metabbo",

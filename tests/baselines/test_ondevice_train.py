@@ -179,6 +179,28 @@ def test_artifact_goes_through_evaluate_and_rollout(tmp_path, capsys):
     assert results["agent"]["kind"] == "torch_policy"
 
 
+def test_stochastic_acting_samples_reproducibly_per_seed(tmp_path):
+    config = _tiny(
+        tmp_path, "version: 1\nn_envs: 8\neval: {every: 0}\nalgos:\n  ppo: {n_steps: 4}\n"
+    )
+    result = train(
+        "MetaBBO-v0", "ppo", 64, seed=0, out=tmp_path / "run", config_file=config, **QUIET
+    )
+    obs = torch.rand(64, 9)
+    greedy = TorchPolicyAgent(result.out / "policy.pt")
+    sampler = TorchPolicyAgent(result.out / "policy.pt", stochastic=True)
+    first = []
+    for seed in (1, 1, 2):
+        sampler.reset(seed=seed)
+        first.append(torch.as_tensor(sampler.act(obs)))
+    assert torch.equal(first[0], first[1]) and not torch.equal(first[0], first[2])
+    # an untrained policy is close to uniform over 16 bins: samples vary, the greedy pick does not
+    assert not torch.equal(first[0], torch.as_tensor(greedy.act(obs)))
+    assert torch.equal(torch.as_tensor(greedy.act(obs)), torch.as_tensor(greedy.act(obs)))
+    with pytest.raises(ValueError, match="stochastic must be True or False"):
+        TorchPolicyAgent(result.out / "policy.pt", stochastic="yes")
+
+
 def test_agent_acts_on_torch_batches_on_the_tensors_device(tmp_path):
     config = _tiny(
         tmp_path, "version: 1\nn_envs: 8\neval: {every: 0}\nalgos:\n  recurrentppo: {n_steps: 4}\n"

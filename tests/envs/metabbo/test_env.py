@@ -40,6 +40,28 @@ def test_env__return_telescopes_to_perf_with_nonzero_optimum() -> None:
     assert obs[3] == 0.0  # no budget left
 
 
+def test_env__log_error_reward_telescopes_to_decades_removed() -> None:
+    """``reward="log_error"``: the return is log10(e_0 / max(e_T, target)), and the same
+    trajectory as the default reward (only the reward differs)."""
+    kwargs = {"dimension": 5, "population_size": 20, "max_generations": 60, "split": [1, 8]}
+    log_env = MetaBBOVecEnv(num_envs=3, autoreset=False, reward="log_error", **kwargs)
+    perf_env = MetaBBOVecEnv(num_envs=3, autoreset=False, **kwargs)
+    totals = {}
+    for name, venv in (("log", log_env), ("perf", perf_env)):
+        venv.reset(seed=11)
+        total = torch.zeros(3, dtype=torch.float64)
+        action = torch.tensor([[8, 8, 14], [15, 0, 15], [2, 9, 3]])
+        for _ in range(60):
+            _, reward, _, _, info = venv.step(action)
+            total += reward.double()
+        totals[name] = (total, info["best_error"].double(), info["initial_error"].double())
+    total, best, initial = totals["log"]
+    assert torch.equal(best, totals["perf"][1])  # same search, other reward
+    expected = torch.log10(initial) - torch.log10(best.clamp_min(1e-8))
+    torch.testing.assert_close(total, expected, rtol=1e-5, atol=1e-5)
+    assert (total >= 0).all() and (total > 0).any()  # the best error never grows
+
+
 def test_env__terminates_at_the_target_error() -> None:
     venv = MetaBBOVecEnv(
         num_envs=2, autoreset=False, split=[1], dimension=2, population_size=20, max_generations=500
@@ -109,6 +131,7 @@ def test_env__pinned_problems_and_seeds() -> None:
         ({"population_size": 3}, "population_size must be in 4..10000"),
         ({"max_generations": 0}, "max_generations must be an integer >= 1"),
         ({"coco_instances": 0}, "coco_instances must be an integer"),
+        ({"reward": "log"}, r"reward must be one of \['perf', 'log_error'\]"),
     ],
 )
 def test_env__bad_kwargs_name_the_field(kwargs: dict, message: str) -> None:
