@@ -47,7 +47,8 @@ _DOC = """Confounder stream: classify images whose confounder shifts stage by st
     - ``"counter"`` (the v1 ids): batched over the instances from their counter-based streams,
       the pixel noise read from a shared noise table drawn once from a fixed seed (see
       ``gymforge.envs.confounders.counter_draws``): no per-instance loop, ``O(N)`` numbers per
-      instance, the same numbers on CPU and GPU.
+      instance, the same draws on CPU and GPU (rendered pixels may still differ in the last
+      bits, as any matrix product's do).
     - ``"generator"`` (the v0 ids): from its own ``torch.Generator`` on the env's device, seeded
       from the instance's counter-based stream (a Python loop over the instances being reset),
       keeping its pixel noise in memory: ``2 * samples_per_group * 4 KiB`` per instance (1 MiB at
@@ -109,7 +110,7 @@ _DOC = """Confounder stream: classify images whose confounder shifts stage by st
     ## Version History
     - v1: ``draws="counter"``: episodes drawn batched from counter-based streams, pixel noise
       from a shared table (reset at B = 1024 in milliseconds instead of seconds, no per-instance
-      state of ``2N x 1024`` floats, the same numbers on CPU and GPU). The same distribution
+      state of ``2N x 1024`` floats, the same draws on CPU and GPU). The same distribution
       per instance; other numbers than v0 for the same seed.
     - v0: initial version (``draws="generator"``).
     """
