@@ -37,6 +37,22 @@ _GAMES: tuple[tuple[str, str, str], ...] = (
     ("Sextic", "sextic", "almost-bilinear sextic game with a limit cycle"),
 )
 
+
+def _tuning_spec(env_id: str, method: str, order: str, tuned: tuple[str, ...]) -> EnvSpec:
+    """A single-agent tuning id: the agent picks ``method`` step size and momentum each step;
+    its agents are the spectral tuner and the fixed pairs ``tuned`` tuned on training seeds."""
+    return EnvSpec(
+        id=env_id,
+        family="minmax",
+        summary=f"MinMax optimizer tuning: pick {method} step size and momentum each step",
+        entry_point="gymforge.envs.minmax.tuning_env:MinMaxTuningEnv",
+        vector_entry_point="gymforge.envs.minmax.tuning_env:make_minmax_tuning_vec_env",
+        kwargs={"game": "bilinear", "order": order},
+        capabilities=Capabilities(batched=True, devices=("cpu", "cuda")),
+        agents={"spectral": _SPECTRAL, **{n: f"{_TUNED}:{n}_tuning_agent" for n in tuned}},
+    )
+
+
 SPECS: tuple[EnvSpec, ...] = (
     *(
         EnvSpec(
@@ -63,32 +79,8 @@ SPECS: tuple[EnvSpec, ...] = (
         capabilities=_MULTI_AGENT,
         agents=_TUNED_PLAYERS,
     ),
-    EnvSpec(
-        id="MinMaxTuning-v0",
-        family="minmax",
-        summary="MinMax optimizer tuning: pick heavy-ball GDA's step size and momentum each step",
-        entry_point="gymforge.envs.minmax.tuning_env:MinMaxTuningEnv",
-        vector_entry_point="gymforge.envs.minmax.tuning_env:make_minmax_tuning_vec_env",
-        kwargs={"game": "bilinear", "order": "simultaneous"},
-        capabilities=Capabilities(batched=True, devices=("cpu", "cuda")),
-        agents={
-            "spectral": _SPECTRAL,
-            "gda": f"{_TUNED}:gda_tuning_agent",
-            "sim_hb": f"{_TUNED}:sim_hb_tuning_agent",
-        },
-    ),
-    EnvSpec(
-        id="MinMaxTuning-Alt-v0",
-        family="minmax",
-        summary="MinMax optimizer tuning: pick alternating heavy ball's step size and momentum",
-        entry_point="gymforge.envs.minmax.tuning_env:MinMaxTuningEnv",
-        vector_entry_point="gymforge.envs.minmax.tuning_env:make_minmax_tuning_vec_env",
-        kwargs={"game": "bilinear", "order": "alternating"},
-        capabilities=Capabilities(batched=True, devices=("cpu", "cuda")),
-        agents={
-            "spectral": _SPECTRAL,
-            "alt_gda": f"{_TUNED}:alt_gda_tuning_agent",
-            "alt_hb": f"{_TUNED}:alt_hb_tuning_agent",
-        },
+    _tuning_spec("MinMaxTuning-v0", "heavy-ball GDA's", "simultaneous", ("gda", "sim_hb")),
+    _tuning_spec(
+        "MinMaxTuning-Alt-v0", "alternating heavy ball's", "alternating", ("alt_gda", "alt_hb")
     ),
 )
