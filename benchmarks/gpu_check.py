@@ -1,7 +1,8 @@
 """One GPU check of every family: agreement with the CPU, syncs, batch independence, throughput,
 the on-device trainer.
 
-Per representative id of each family (``IDS``): the same batch on the CPU and on ``--device``
+Per representative id of each family (``IDS``; of MetaBBO and the confounder stream the v1 ids,
+whose resets draw on the device from counter-based streams): the same batch on the CPU and on ``--device``
 step by step (fraction of bit-equal values and the largest difference per field), device-to-host
 synchronisations per ``step`` (CUDA only, ``torch.cuda.set_sync_debug_mode``), batch independence
 on the device, and env steps/s over a range of batch sizes. Then the on-device PPO trainer on
@@ -30,11 +31,11 @@ import torch
 IDS = (
     "LineFlow-WaitingTime-v0",
     "LineFlow-ComplexLine-v0",
-    "MetaBBO-v0",
+    "MetaBBO-v1",
     "OffCMAB-Cascade-v0",
     "OffCMAB-InfluenceMax-v0",
     "MinMaxTuning-v0",
-    "ConfounderStream-v0",
+    "ConfounderStream-v1",
 )
 FULL = {"agreement": (256, 50), "syncs": (256, 20), "batches": (4096, 16384, 65536), "seconds": 1.5}
 QUICK = {"agreement": (8, 5), "syncs": (8, 3), "batches": (16, 64), "seconds": 0.2}

@@ -13,8 +13,16 @@ from gymforge.envs.metabbo.bbob import (
     FUNCTION_NAMES,
     BBOBInstances,
     coco_instances,
+    counter_instances,
     evaluate,
     random_instances,
 )
 
-__all__ = ["FUNCTION_NAMES", "BBOBInstances", "coco_instances", "evaluate", "random_instances"]
+__all__ = [
+    "FUNCTION_NAMES",
+    "BBOBInstances",
+    "coco_instances",
+    "counter_instances",
+    "evaluate",
+    "random_instances",
+]

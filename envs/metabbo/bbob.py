@@ -32,6 +32,9 @@ Two ways to build instances:
 - :func:`random_instances` draws MetaBox-style instances from seeds: ``x_opt ~ 0.8 U[-5, 5]^D``
   (``U[-4, 4]^D``), Haar-random orthogonal ``R`` and ``Q``, ``f_opt = 100 k`` with ``k`` uniform
   in ``1..25``, for ``2 <= D <= 100``. These are *not* COCO instance ids.
+- :func:`counter_instances` draws from the same distribution for a whole batch at once, on the
+  instances' device, from counter-based streams (:mod:`.bbob_counter`): no per-instance
+  generators, other numbers than :func:`random_instances` for the same seed.
 
 Search domain: ``[-5, 5]^D`` for every function. Non-finite inputs: a row of ``x`` that holds a
 NaN or an infinity evaluates to ``+inf``, and so does a finite row whose value overflows; the
@@ -51,6 +54,7 @@ import torch
 from torch import Tensor
 
 from gymforge.core.host_guards import guards_enabled
+from gymforge.envs.metabbo.bbob_counter import counter_parameters
 from gymforge.envs.metabbo.bbob_functions import FUNCTION_NAMES
 from gymforge.envs.metabbo.bbob_instances import (
     GALLAGHER_PEAKS,
@@ -68,6 +72,7 @@ __all__ = [
     "MIN_DIMENSION",
     "BBOBInstances",
     "coco_instances",
+    "counter_instances",
     "evaluate",
     "evaluate_finite",
     "random_instances",
@@ -196,11 +201,20 @@ def _check_instances(inst: BBOBInstances) -> None:
             raise ValueError(f"{f.name} must have dtype {want}, got {value.dtype}")
         if value.device != inst.x_opt.device:
             raise ValueError(f"{f.name} is on {value.device}, expected {inst.x_opt.device}")
-    ids = inst.function_id.tolist()
-    _check_function_ids(ids)
-    needed = max((GALLAGHER_PEAKS.get(i, 0) for i in ids), default=0)
+    ids = inst.function_id
+    if bool(((ids < 1) | (ids > len(FUNCTION_IDS))).any()):  # one read, no loop over instances
+        _check_function_ids(ids.tolist())
+    needed = gallagher_peaks_needed(ids)
     if k < needed:
         raise ValueError(f"peak_weights must hold K >= {needed} peaks for this batch, got K={k}")
+
+
+def gallagher_peaks_needed(function_ids: Tensor) -> int:
+    """Peaks a batch of these functions needs: 101 with f21, 21 with f22 only, else 0."""
+    present = torch.isin(
+        torch.tensor(list(GALLAGHER_PEAKS), device=function_ids.device), function_ids
+    ).tolist()
+    return max((k for k, p in zip(GALLAGHER_PEAKS.values(), present, strict=True) if p), default=0)
 
 
 def _check_function_ids(ids: Sequence[int]) -> None:
@@ -360,3 +374,53 @@ def random_instances(
         raise ValueError(f"seeds must be integers in 0..2^53, got {bad}")
     parts = random_parameters(np.asarray(fids, dtype=np.int64), d, seed_list)
     return _from_numpy(fids, seed_list, parts, device)
+
+
+def _as_index_tensor(name: str, values: object, device: torch.device | str) -> Tensor:
+    """An int64 ``[N]`` tensor on ``device`` from a tensor (kept there, no host loop) or from
+    what :func:`_as_int_list` takes."""
+    if isinstance(values, Tensor):
+        if values.dtype == torch.bool or values.is_floating_point() or values.is_complex():
+            raise ValueError(f"{name} must hold integers, got dtype {values.dtype}")
+        if values.dim() > 1:
+            raise ValueError(
+                f"{name} must be an integer or a 1-D tensor, got shape {tuple(values.shape)}"
+            )
+        return values.reshape(-1).to(device=device, dtype=torch.int64)
+    return torch.tensor(_as_int_list(name, values), dtype=torch.int64, device=device)
+
+
+def counter_instances(
+    function_ids: int | Sequence[int] | Tensor,
+    dimension: int,
+    seeds: int | Sequence[int] | Tensor,
+    device: torch.device | str = "cpu",
+) -> BBOBInstances:
+    """Random instances with :func:`random_instances`' distribution, drawn for the whole batch
+    from counter-based streams on ``device`` (:mod:`.bbob_counter`): instance ``i`` reads the
+    stream keyed ``100 seeds[i] + function_ids[i]``, so it depends neither on the rest of the
+    batch nor on the device (up to the last bits of the rotations' arithmetic on a GPU).
+    Tensors are used where they are, without a loop over the instances; a scalar broadcasts.
+    ``2 <= dimension <= 100``; ``0 <= seeds <= 2^53``.
+    """
+    fids = _as_index_tensor("function_ids", function_ids, device)
+    seed_t = _as_index_tensor("seeds", seeds, fids.device)
+    if fids.shape[0] == 1 and seed_t.shape[0] > 1:
+        fids = fids.expand(seed_t.shape[0])
+    if seed_t.shape[0] == 1 and fids.shape[0] > 1:
+        seed_t = seed_t.expand(fids.shape[0])
+    if fids.shape[0] != seed_t.shape[0]:
+        raise ValueError(
+            f"function_ids and seeds must have the same length, got {fids.shape[0]} and "
+            f"{seed_t.shape[0]}"
+        )
+    d = _check_dimension(dimension, MAX_DIMENSION)
+    if bool(((fids < 1) | (fids > len(FUNCTION_IDS))).any()):
+        _check_function_ids(fids.tolist())
+    if bool(((seed_t < 0) | (seed_t > MAX_SEED)).any()):
+        bad = sorted({int(s) for s in seed_t.tolist() if not 0 <= s <= MAX_SEED})
+        raise ValueError(f"seeds must be integers in 0..2^53, got {bad}")
+    fids, seed_t = fids.contiguous(), seed_t.contiguous()
+    return BBOBInstances(
+        function_id=fids, instance_id=seed_t, **counter_parameters(fids, d, seed_t)
+    )

@@ -223,8 +223,9 @@ def initial_state(
     everyone = torch.ones(rng.seed.shape[0], dtype=torch.bool, device=rng.seed.device)
     if problems is None:
         fid, iid = draw_problems(config.problem_set, rng, everyone)
-        problems = (fid.tolist(), iid.tolist())
-    inst = build_instances(config.problem_set, problems[0], problems[1], device)
+        inst = build_instances(config.problem_set, fid, iid, device)
+    else:
+        inst = build_instances(config.problem_set, problems[0], problems[1], device)
     return _fresh(config, inst, rng, everyone)
 
 
@@ -236,9 +237,7 @@ def reset_where(
         return initial_state(config, rng, state.problems.device)
     fid, iid = draw_problems(config.problem_set, rng, mask)
     idx = torch.nonzero(mask).squeeze(1)
-    new = build_instances(
-        config.problem_set, fid[idx].tolist(), iid[idx].tolist(), state.problems.device
-    )
+    new = build_instances(config.problem_set, fid[idx], iid[idx], state.problems.device)
     problems = merge_instances(state.problems, new, idx)
     fresh = _fresh(config, problems, rng, mask)
     return _where(mask, fresh, state, problems)

@@ -1,4 +1,4 @@
-"""Gymnasium adapters of ``MetaBBO-v0``: the batched ``MetaBBOVecEnv`` and the scalar ``MetaBBOEnv``."""
+"""Gymnasium adapters of the MetaBBO ids: the batched ``MetaBBOVecEnv`` and the scalar ``MetaBBOEnv``."""
 
 from __future__ import annotations
 
@@ -83,12 +83,18 @@ _DOC = """MetaBBO: configure a differential evolution optimizer, generation by g
     ``preset`` ("alg0" | "alg1" | "alg2" | "pso"), ``split`` ("easy" | "difficult" | "all" | a list of
     function ids), ``subset`` ("train" | "test"), ``dimension`` (10; 2..100, 2..40 for COCO
     instances), ``population_size`` (100), ``max_generations`` (500), ``instance_mode``
-    ("random" | "coco"), ``coco_instances`` (15: COCO ids drawn from 1..15),
+    ("random" | "coco"), ``coco_instances`` (15: COCO ids drawn from 1..15), ``draws``
+    ("generator" | "counter": how random instances are drawn, one CPU generator per instance on
+    the host, or batched counter-based streams on the env's device),
     ``target_error`` (1e-8), ``reward`` ("perf" | "log_error"), ``guards`` (None: on except on CUDA; False skips the host reads
     that pick cheaper paths, for a GPU: the same trajectories with fewer syncs).
 
     ## Version History
     - v0: initial version. The opt-in `reward="log_error"` came later; the default reward is unchanged.
+    - v1: random instances drawn for the whole batch from counter-based streams
+      (``draws="counter"``): no per-instance generators or host loop at reset, the same on every
+      device. Same distribution as v0, other instances for a given seed; v0 keeps the recorded
+      boards, experts and datasets.
     """
 
 
@@ -108,6 +114,7 @@ class MetaBBOVecEnv(TorchVectorEnv):
         max_generations: int = 500,
         instance_mode: str = "random",
         coco_instances: int = 15,
+        draws: str = "generator",
         target_error: float = 1e-8,
         reward: str = "perf",
         guards: bool | None = None,
@@ -117,6 +124,7 @@ class MetaBBOVecEnv(TorchVectorEnv):
             dimension=dimension,
             instance_mode=instance_mode,
             coco_instances=coco_instances,
+            draws=draws,
         )
         self.config = MetaBBOConfig(
             preset=get_preset(preset),

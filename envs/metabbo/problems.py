@@ -15,6 +15,9 @@ user           ``function_ids=[...]`` (both subsets)       the same list
 Instances (``instance_mode``): ``random`` draws a MetaBox-style instance (random shift, rotation
 and bias, :func:`~.bbob.random_instances`) from an instance seed in ``0 .. 2^24 - 1``;
 ``coco`` uses COCO's ``bbob`` instance ids ``1 .. coco_instances`` (:func:`~.bbob.coco_instances`).
+How random instances are drawn (``draws``): ``generator`` (the v0 ids) gives each instance its own
+CPU generator, one at a time on the host; ``counter`` (the v1 ids) draws the same distribution
+for the whole batch on its device from counter-based streams (:func:`~.bbob.counter_instances`).
 At every reset an instance draws, from its own random stream, first the function (uniform over
 the subset), then the instance seed or id, so its problem depends only on its own seed.
 """
@@ -37,10 +40,13 @@ from gymforge.envs.metabbo.bbob import (
     MIN_DIMENSION,
     BBOBInstances,
     coco_instances,
+    counter_instances,
+    gallagher_peaks_needed,
     random_instances,
 )
 
 __all__ = [
+    "DRAWS",
     "INSTANCE_MODES",
     "RANDOM_INSTANCE_SEEDS",
     "SPLITS",
@@ -61,6 +67,7 @@ SPLITS: dict[str, dict[str, tuple[int, ...]]] = {
 }
 SUBSETS = ("train", "test")
 INSTANCE_MODES = ("random", "coco")
+DRAWS = ("generator", "counter")
 RANDOM_INSTANCE_SEEDS = 2**24  # instance seeds drawn in 0 .. 2^24 - 1
 
 
@@ -104,15 +111,20 @@ class ProblemSet:
         dimension: ``D`` of every instance.
         instance_mode: ``"random"`` (MetaBox-style) or ``"coco"`` (COCO instance ids).
         coco_instances: COCO instance ids ``1..coco_instances`` are drawn in ``coco`` mode.
+        draws: how ``random`` instances are drawn: ``"generator"`` (one CPU generator per
+            instance) or ``"counter"`` (batched counter-based streams, on the env's device).
     """
 
     function_ids: tuple[int, ...]
     dimension: int
     instance_mode: str = "random"
     coco_instances: int = 15
+    draws: str = "generator"
 
     def __post_init__(self) -> None:
         _function_list(list(self.function_ids))
+        if self.draws not in DRAWS:
+            raise ValueError(f"draws must be one of {DRAWS}, got {self.draws!r}")
         if self.instance_mode not in INSTANCE_MODES:
             raise ValueError(
                 f"instance_mode must be one of {INSTANCE_MODES}, got {self.instance_mode!r}"
@@ -151,14 +163,23 @@ def draw_problems(
 
 def build_instances(
     problem_set: ProblemSet,
-    function_ids: Sequence[int],
-    instance_ids: Sequence[int],
+    function_ids: Sequence[int] | Tensor,
+    instance_ids: Sequence[int] | Tensor,
     device: torch.device | str,
 ) -> BBOBInstances:
-    """The instances ``(function_ids[i], instance_ids[i])`` of ``problem_set``'s mode."""
+    """The instances ``(function_ids[i], instance_ids[i])`` of ``problem_set``'s mode (counter
+    draws take tensors where they are; the other modes read them on the host)."""
+    d = problem_set.dimension
+    if problem_set.instance_mode == "random" and problem_set.draws == "counter":
+        return counter_instances(function_ids, d, instance_ids, device)
+    fids, iids = _host_list(function_ids), _host_list(instance_ids)
     if problem_set.instance_mode == "coco":
-        return coco_instances(list(function_ids), problem_set.dimension, list(instance_ids), device)
-    return random_instances(list(function_ids), problem_set.dimension, list(instance_ids), device)
+        return coco_instances(fids, d, iids, device)
+    return random_instances(fids, d, iids, device)
+
+
+def _host_list(values: Sequence[int] | Tensor) -> list[int]:
+    return values.tolist() if isinstance(values, Tensor) else list(values)
 
 
 def merge_instances(old: BBOBInstances, new: BBOBInstances, index: Tensor) -> BBOBInstances:
@@ -182,5 +203,4 @@ def merge_instances(old: BBOBInstances, new: BBOBInstances, index: Tensor) -> BB
 
 
 def _peaks_needed(inst: BBOBInstances) -> int:
-    ids = set(inst.function_id.tolist())
-    return 101 if 21 in ids else 21 if 22 in ids else 0
+    return gallagher_peaks_needed(inst.function_id)

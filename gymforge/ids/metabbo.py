@@ -1,4 +1,8 @@
-"""MetaBBO ids: ``MetaBBO-v0`` (Q-Mamba's Alg0 preset) and one id per larger optimizer preset."""
+"""MetaBBO ids: ``MetaBBO-v0`` (Q-Mamba's Alg0 preset) and one id per larger optimizer preset.
+
+Each has a v1 that draws its random instances batched from counter-based streams
+(``draws="counter"``); v0 keeps the per-instance generators (and the boards', experts' and
+datasets' numbers)."""
 
 from __future__ import annotations
 
@@ -22,44 +26,46 @@ _ALG0_AGENTS: dict[str, str] = {"schedule": f"{_BASELINES}.schedule:ScheduleAgen
 _EXPERT_AGENTS: dict[str, str] = {"ppo_expert": f"{_BASELINES}.experts:ppo_expert_agent"}
 
 
-def _spec(id_: str, preset: str, summary: str) -> EnvSpec:
+def _spec(id_: str, preset: str, summary: str, version: int) -> EnvSpec:
     agents = dict(_AGENTS)
     if preset == "alg0":
         agents |= _ALG0_AGENTS
     if preset in ("alg0", "alg1", "alg2"):
         agents |= _EXPERT_AGENTS
     return EnvSpec(
-        id=id_,
+        id=f"{id_}-v{version}",
         family="metabbo",
-        summary=summary,
+        summary=summary + ("" if version == 0 else "; batched counter-based instance draws"),
         entry_point=_ENV,
         vector_entry_point=_VEC_ENV,
-        kwargs={"preset": preset},
+        kwargs={"preset": preset} if version == 0 else {"preset": preset, "draws": "counter"},
         capabilities=_CAPS,
         agents=agents,
         dataset_collector=_COLLECTOR,
     )
 
 
-SPECS: tuple[EnvSpec, ...] = (
-    _spec(
-        "MetaBBO-v0",
-        "alg0",
-        "configure DE (Q-Mamba Alg0: F1, F2, Cr) each generation on BBOB problems",
-    ),
-    _spec(
-        "MetaBBO-Alg1-v0",
+_PRESETS = (
+    ("MetaBBO", "alg0", "configure DE (Q-Mamba Alg0: F1, F2, Cr) each generation on BBOB problems"),
+    (
+        "MetaBBO-Alg1",
         "alg1",
         "configure three DE sub-populations and their migration (K=10) on BBOB problems",
     ),
-    _spec(
-        "MetaBBO-Alg2-v0",
+    (
+        "MetaBBO-Alg2",
         "alg2",
         "configure four DE sub-populations incl. bound handling (K=16) on BBOB problems",
     ),
-    _spec(
-        "MetaBBO-PSO-v0",
+    (
+        "MetaBBO-PSO",
         "pso",
         "configure a particle swarm (w, c1, c2, c3) each generation on BBOB problems",
     ),
+)
+
+SPECS: tuple[EnvSpec, ...] = tuple(
+    _spec(name, preset, summary, version)
+    for name, preset, summary in _PRESETS
+    for version in (0, 1)
 )
