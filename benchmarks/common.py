@@ -3,8 +3,9 @@
 The scripts run as ``python -m benchmarks.<script>`` from the repository root and import this
 module as ``benchmarks.common`` (the repository root is on ``sys.path`` under ``-m``, and worker
 processes started with ``spawn`` inherit it). Only the pieces that were identical in every script live here:
-machine and version facts, the git revision, the reproducing command line, atomic writes and a
-few formatters. Measurement logic stays in the scripts.
+machine and version facts, the git revision, the reproducing command line, atomic writes, a
+few formatters and the interleaved-median loop of the reset benchmarks. Measurement logic stays
+in the scripts.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import json
 import os
 import platform
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +174,44 @@ def import_lineflow(single_thread: bool = True) -> tuple[Any, str | None]:
     if single_thread and torch is not None:
         torch.set_num_threads(1)
     return (LineSimulation, examples), None
+
+
+def elapsed(fn: Callable[[], object]) -> float:
+    """Seconds one call of ``fn`` takes (wall clock)."""
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def make_vec_quietly(env_id: str, num_envs: int) -> Any:
+    """``gym.make_vec(env_id, num_envs)`` on the id's own vector entry point, without
+    gymnasium's "v0 is out of date" warning (benchmarks compare versions on purpose)."""
+    import warnings
+
+    import gymnasium as gym
+
+    import gymforge  # noqa: F401 - registers the ids
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point")
+
+
+def interleaved_medians(
+    ids: Sequence[str],
+    sizes: Sequence[int],
+    repeats: int,
+    measure: Callable[[str, int, int], dict[str, float]],
+) -> list[dict[str, Any]]:
+    """Per batch size, ``measure(id, size, repeat)`` for every id in turn, ``repeats`` times (so
+    the ids see the same load), then one row per (id, size) with the median of each figure."""
+    rows = []
+    for size in sizes:
+        runs: dict[str, list[dict[str, float]]] = {env_id: [] for env_id in ids}
+        for r in range(repeats):
+            for env_id in ids:
+                runs[env_id].append(measure(env_id, size, r))
+        for env_id in ids:
+            median = {k: statistics.median(run[k] for run in runs[env_id]) for k in runs[env_id][0]}
+            rows.append({"env_id": env_id, "num_envs": size, **median})
+    return rows

@@ -16,12 +16,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import time
-import warnings
-from typing import Any
 
-import gymnasium as gym
 import torch
 
 import gymforge  # noqa: F401 - registers the ids
@@ -33,22 +29,14 @@ IDS = ("ConfounderStream-v0", "ConfounderStream-v1")
 TARGET_S = 0.5
 
 
-def _time(fn: Any) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
 def measure(env_id: str, num_envs: int, repeat: int) -> dict[str, float]:
     """Median seconds of one reset, the draws alone and one step (run ``repeat``)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # gymnasium: "v0 is out of date"
-        env = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point")
+    env = common.make_vec_quietly(env_id, num_envs)
     everyone = torch.ones(num_envs, dtype=torch.bool)
     action = torch.full((num_envs, env.single_action_space.shape[0]), 0.5)
-    reset = _time(lambda: env.reset(seed=repeat))
-    draws = _time(lambda: env.unwrapped._reset_instances(everyone))
-    step = _time(lambda: env.step(action))
+    reset = common.elapsed(lambda: env.reset(seed=repeat))
+    draws = common.elapsed(lambda: env.unwrapped._reset_instances(everyone))
+    step = common.elapsed(lambda: env.step(action))
     env.close()
     return {"reset_s": reset, "draws_s": draws, "step_s": step}
 
@@ -61,15 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = (256,) if args.quick else (256, 1024)
     repeats = 2 if args.quick else 3
     load = os.getloadavg()[0]
-    rows = []
-    for num_envs in sizes:
-        runs: dict[str, list[dict[str, float]]] = {env_id: [] for env_id in IDS}
-        for r in range(repeats):
-            for env_id in IDS:
-                runs[env_id].append(measure(env_id, num_envs, r))
-        for env_id in IDS:
-            median = {k: statistics.median(run[k] for run in runs[env_id]) for k in runs[env_id][0]}
-            rows.append({"env_id": env_id, "num_envs": num_envs, **median})
+    rows = common.interleaved_medians(IDS, sizes, repeats, measure)
     by = {(r["env_id"], r["num_envs"]): r for r in rows}
     v1_1024 = by.get(("ConfounderStream-v1", 1024))
     result = {

@@ -18,12 +18,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import time
-import warnings
-from typing import Any
 
-import gymnasium as gym
 import torch
 
 import gymforge  # noqa: F401 - registers the ids
@@ -35,25 +31,17 @@ NAME = "metabbo_reset"
 IDS = ("MetaBBO-v0", "MetaBBO-v1")
 
 
-def _time(fn: Any) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
 def measure(env_id: str, num_envs: int, repeat: int) -> dict[str, float]:
     """Median-ready seconds of one reset, its problem draws alone and one step."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # gymnasium: "v0 is out of date"
-        env = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point")
-    reset = _time(lambda: env.reset(seed=repeat))
+    env = common.make_vec_quietly(env_id, num_envs)
+    reset = common.elapsed(lambda: env.reset(seed=repeat))
     problems = env.unwrapped.state.problems
     config = env.unwrapped.config.problem_set
-    draws = _time(
+    draws = common.elapsed(
         lambda: build_instances(config, problems.function_id, problems.instance_id, "cpu")
     )
     action = torch.as_tensor(env.action_space.sample())
-    step = _time(lambda: env.step(action))
+    step = common.elapsed(lambda: env.step(action))
     env.close()
     return {"reset_s": reset, "draws_s": draws, "step_s": step}
 
@@ -66,15 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = (256,) if args.quick else (256, 1024, 4096)
     repeats = 2 if args.quick else 3
     load = os.getloadavg()[0]
-    rows = []
-    for num_envs in sizes:
-        runs: dict[str, list[dict[str, float]]] = {env_id: [] for env_id in IDS}
-        for r in range(repeats):
-            for env_id in IDS:
-                runs[env_id].append(measure(env_id, num_envs, r))
-        for env_id in IDS:
-            median = {k: statistics.median(run[k] for run in runs[env_id]) for k in runs[env_id][0]}
-            rows.append({"env_id": env_id, "num_envs": num_envs, **median})
+    rows = common.interleaved_medians(IDS, sizes, repeats, measure)
     by = {(r["env_id"], r["num_envs"]): r for r in rows}
     result = {
         "command": common.command_line(),

@@ -27,7 +27,11 @@ import torch
 from torch import Tensor
 
 from gymforge.core.seeding import InstanceRNG, seed_key
-from gymforge.envs.metabbo.bbob_instances import GALLAGHER_PEAKS, SCHWEFEL_HALF_OPT
+from gymforge.envs.metabbo.bbob_instances import (
+    GALLAGHER_PEAKS,
+    SCHWEFEL_HALF_OPT,
+    gallagher_weights,
+)
 
 __all__ = ["counter_parameters"]
 
@@ -81,12 +85,6 @@ def _x_opt(function_ids: Tensor, shift: Tensor) -> Tensor:
     return torch.where((fid == 4) & even, shift.abs(), x)
 
 
-def _gallagher_weights(k: int, device: torch.device) -> Tensor:
-    """Peak heights: 10 for the global peak, then evenly from 1.1 to 9.1."""
-    rest = torch.arange(k - 1, dtype=torch.float64, device=device) / (k - 2) * (9.1 - 1.1) + 1.1
-    return torch.cat([torch.full((1,), 10.0, dtype=torch.float64, device=device), rest])
-
-
 def counter_parameters(function_ids: Tensor, d: int, seeds: Tensor) -> dict[str, Tensor]:
     """Parameters of ``N`` random instances (``function_ids``, ``seeds``: ``[N]`` int64 on one
     device): ``x_opt [N, d]``, ``f_opt [N]``, ``rot_r``/``rot_q [N, d, d]`` and
@@ -136,5 +134,5 @@ def counter_parameters(function_ids: Tensor, d: int, seeds: Tensor) -> dict[str,
         out["peak_scales"][rows, :peaks] = conditions[:, :, None] ** (
             coordinate_ranks / (d - 1) - 0.5
         )
-        out["peak_weights"][rows, :peaks] = _gallagher_weights(peaks, device)
+        out["peak_weights"][rows, :peaks] = torch.as_tensor(gallagher_weights(peaks), device=device)
     return out

@@ -32,6 +32,7 @@ import torch
 __all__ = [
     "GALLAGHER_PEAKS",
     "coco_parameters",
+    "gallagher_weights",
     "gram_schmidt",
     "legacy_gauss",
     "legacy_rotation",
@@ -57,7 +58,7 @@ def _empty_peaks(n: int, k: int, d: int) -> dict[str, np.ndarray]:
     }
 
 
-def _gallagher_weights(k: int) -> np.ndarray:
+def gallagher_weights(k: int) -> np.ndarray:
     """Peak heights: 10 for the global peak, then evenly from 1.1 to 9.1."""
     return np.concatenate([[10.0], np.arange(k - 1) / (k - 2) * (9.1 - 1.1) + 1.1])
 
@@ -143,7 +144,7 @@ def _gallagher(fid: int, seeds: np.ndarray, d: int, rot: np.ndarray) -> dict[str
     conditions = np.empty((s, peaks))
     conditions[:, 0] = first_condition
     conditions[:, 1:] = 1000.0 ** (order / (peaks - 2))
-    weights = _gallagher_weights(peaks)
+    weights = gallagher_weights(peaks)
     peak_seeds = (seeds[:, None] + 1000 * np.arange(peaks)[None, :]).reshape(-1)
     ranks = np.argsort(legacy_unif(peak_seeds, d), axis=1, kind="stable").reshape(s, peaks, d)
     scales = conditions[:, :, None] ** (ranks / (d - 1) - 0.5)
@@ -310,5 +311,5 @@ def random_parameters(function_ids: np.ndarray, d: int, seeds: list[int]) -> dic
             centers[0] = out["x_opt"][i]
             out["peak_centers"][i, :peaks] = centers @ out["rot_r"][i].T
             out["peak_scales"][i, :peaks] = draw["peak_scales"]
-            out["peak_weights"][i, :peaks] = _gallagher_weights(peaks)
+            out["peak_weights"][i, :peaks] = gallagher_weights(peaks)
     return out
