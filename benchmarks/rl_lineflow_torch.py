@@ -51,6 +51,26 @@ GOALS = {
     "WA": (278.0, "upstream's A2C; best partition 285.6"),
     "CL": (205.0, "the reference heuristic; best controller found 270.9"),
 }
+#: task -> upstream's training budget (steps per seed), for the table's budget column
+UPSTREAM_BUDGET = {"WT": "1M", "WTJ": "10M", "PD": "10M", "WA": "0.5M and 10M", "CL": "100M"}
+#: sweep -> what a reader of the table must know about how it was run
+NOTES = {
+    "lineflow_cl": "PPO on ComplexLine at 20M steps per seed, a fifth of upstream's 100M.",
+    "lineflow_cl_a2c": (
+        "A2C on ComplexLine at 10M steps per seed: the largest budget that fitted the machine's "
+        "time after the PPO runs (half of PPO's 20M, a tenth of upstream's 100M)."
+    ),
+    "lineflow_cl_rppo": (
+        "Recurrent PPO on ComplexLine: the largest budget that fitted the machine's time after the "
+        "PPO and A2C runs (see the steps column; upstream's budget is 100M)."
+    ),
+    "lineflow_wtj_rppo": (
+        "Seed 4 of the 10M recurrent PPO sweep was run alone from the same sweep file with "
+        "`seeds: [4]` after the first run was cut off (same seed and settings give the same run "
+        "on CPU); its job folder is numbered 0004 like the others."
+    ),
+    "lineflow_wtj_rppo5m": "Recurrent PPO on WTJ at half of upstream's budget (5M), before the 10M run.",
+}
 
 
 def store(sweeps: list[Path]) -> None:
@@ -136,8 +156,9 @@ def main() -> int:
         "stratified-bootstrap CI (rliable, 20,000 resamples). Learning curves: "
         "`rl_lineflow_torch.png`.",
         "",
-        "| task | algo | steps | sweep | seeds | IQM | 95% CI | per seed | goal | met |",
-        "|---|---|---:|---|---:|---:|---|---|---|---|",
+        "| task | algo | steps | upstream's budget | sweep | seeds | IQM | 95% CI | per seed | goal "
+        "| met |",
+        "|---|---|---:|---|---|---:|---:|---|---|---|---|",
     ]
     # The report reads only the stored copies, so the command that reproduces it takes no
     # arguments (the sweep folders given to --store may lie outside the repository).
@@ -152,7 +173,8 @@ def main() -> int:
         goal, what = GOALS.get(task, (float("nan"), ""))
         met = point >= goal
         lines.append(
-            f"| {task} | {algo} | {steps:,} | `{sweep}` | {len(scores)} | {point:.1f} | "
+            f"| {task} | {algo} | {steps:,} | {UPSTREAM_BUDGET.get(task, '–')} | `{sweep}` | "
+            f"{len(scores)} | {point:.1f} | "
             f"[{low:.1f}, {high:.1f}] | {', '.join(f'{s:.1f}' for s in scores)} | "
             f">= {goal:g} ({what}) | {'yes' if met else 'no'} |"
         )
@@ -172,6 +194,8 @@ def main() -> int:
             }
         )
     sweeps = sorted({Path(r["out"]).parent.name for r in rows})
+    notes = [f"- `{sweep}`: {NOTES[sweep]}" for sweep in sweeps if sweep in NOTES]
+    lines += ["", "Budgets and runs:", "", *notes] if notes else []
     lines += [
         "",
         f"Stored jobs: `benchmarks/results/rl_lineflow_torch/` ({', '.join(sweeps)}).",
