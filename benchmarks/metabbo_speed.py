@@ -12,9 +12,9 @@ actions) per instance at ``B = 64`` on two workloads:
   through the reset options, as recorded before).
 
 ``--baseline REV`` also runs the code of git revision ``REV`` (exported with ``git archive``
-into a temporary folder): each implementation lives in its own worker process (this script
-with ``--worker``, importing ``gymforge`` from its own tree), and the rounds alternate between
-them, one episode at a time, so that both see the same background load. Every episode reports
+into a temporary folder): each implementation lives in its own worker process
+(``benchmarks/metabbo_speed_worker.py``, importing ``gymforge`` from its own tree), and the
+rounds alternate between them, one episode at a time, so that both see the same background load. Every episode reports
 its wall time and its CPU time (``time.thread_time``: less sensitive to other processes on the
 machine) and a digest of its observations, rewards and final errors; the digests of the two
 implementations must agree (bit-identical trajectories). Each round also runs one episode of a
@@ -38,7 +38,6 @@ Run: ``.venv/bin/python -m benchmarks.metabbo_speed --baseline REV --repeats 7``
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -58,10 +57,11 @@ import numpy as np
 import torch
 
 from benchmarks import common
+from benchmarks.metabbo_speed_worker import FUNCTIONS, _problem
 
-FUNCTIONS = (1, 2, 10, 11)
 WORKLOADS = ("default", "mix4")
 RESULTS = common.REPO_ROOT / "benchmarks" / "results"
+WORKER = Path(__file__).resolve().with_name("metabbo_speed_worker.py")
 NP_, DIM, LO, HI = 100, 10, -5.0, 5.0
 
 
@@ -178,74 +178,6 @@ def numpy_episode(f, f_opt: float, seed: int, actions: np.ndarray) -> tuple[floa
     return float(gbest - f_opt), ret
 
 
-# ----------------------------------------------------------------------------- batched worker
-
-
-def _problem(i: int) -> tuple[int, int]:
-    return FUNCTIONS[i % len(FUNCTIONS)], 1000 + i
-
-
-def batched_episode(workload: str, b: int, gens: int, seed: int) -> dict[str, Any]:
-    """One timed episode of ``b`` instances: wall and CPU seconds, final errors, a digest."""
-    import gymnasium as gym
-
-    import gymforge  # noqa: F401 - registers the ids
-
-    kwargs: dict[str, Any] = {"split": list(FUNCTIONS)} if workload == "mix4" else {}
-    env = gym.make_vec(
-        "MetaBBO-v0",
-        num_envs=b,
-        vectorization_mode="vector_entry_point",
-        autoreset=False,
-        max_generations=gens,
-        **kwargs,
-    )
-    options = None
-    if workload == "mix4":
-        probs = [_problem(i) for i in range(b)]
-        options = {"function_ids": [p[0] for p in probs], "instance_ids": [p[1] for p in probs]}
-    actions = torch.randint(0, 16, (gens, b, 3), generator=torch.Generator().manual_seed(seed))
-    digest = hashlib.blake2b(digest_size=8)
-    wall, cpu = time.perf_counter(), time.thread_time()
-    obs, _ = env.reset(seed=[seed + i for i in range(b)], options=options)
-    digest.update(obs.numpy().tobytes())
-    info: dict[str, Any] = {}
-    for t in range(gens):
-        obs, reward, term, trunc, info = env.step(actions[t])
-        digest.update(obs.numpy().tobytes())
-        digest.update(reward.numpy().tobytes())
-        if bool((term | trunc).all()):
-            break
-    cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
-    errors = info["best_error"].numpy()
-    digest.update(errors.tobytes())
-    env.close()
-    return {
-        "wall_s": wall,
-        "cpu_s": cpu,
-        "median_log10_error": float(np.median(np.log10(np.maximum(errors, 1e-8)))),
-        "digest": digest.hexdigest(),
-        "distinct_functions": len(set(info["function_id"].tolist())),
-    }
-
-
-def worker() -> int:
-    """Serve episodes: one JSON request per stdin line, one JSON result per stdout line."""
-    torch.set_num_threads(1)
-    import gymforge.envs.metabbo as metabbo
-
-    print(json.dumps({"ready": True, "code": str(Path(metabbo.__file__).resolve().parent)}))
-    sys.stdout.flush()
-    batched_episode("mix4", 8, 5, 0)  # warm-up: imports, first-call costs
-    for line in sys.stdin:
-        request = json.loads(line)
-        result = batched_episode(
-            request["workload"], request["b"], request["gens"], request["seed"]
-        )
-        print(json.dumps(result), flush=True)
-    return 0
-
-
 class Worker:
     """A ``--worker`` process importing ``gymforge`` from ``pythonpath`` (``None``: this tree)."""
 
@@ -254,7 +186,7 @@ class Worker:
         if pythonpath is not None:
             env["PYTHONPATH"] = str(pythonpath)
         self.proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--worker"],
+            [sys.executable, str(WORKER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -531,7 +463,6 @@ def markdown(res: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--baseline", default=None, help="git revision to run side by side")
     p.add_argument("--quick", action="store_true", help="100 generations, 2 rounds")
     p.add_argument("--batch", type=int, default=64)
@@ -540,8 +471,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--note", default=None, help="a remark to print with the results")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
-    if args.worker:
-        return worker()
     if args.quick:
         args.generations, args.repeats = 100, 2
     res = run(args)

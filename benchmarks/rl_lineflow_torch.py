@@ -58,11 +58,15 @@ NOTES = {
     "lineflow_cl": "PPO on ComplexLine at 20M steps per seed, a fifth of upstream's 100M.",
     "lineflow_cl_a2c": (
         "A2C on ComplexLine at 10M steps per seed: the largest budget that fitted the machine's "
-        "time after the PPO runs (half of PPO's 20M, a tenth of upstream's 100M)."
+        "time after the PPO runs (half of PPO's 20M, a tenth of upstream's 100M). No seed produced a "
+        "part in any evaluation (return 0 at every 1M checkpoint), so the curriculum's scrap factor "
+        "never left 0: with the packaged A2C settings (16-step rollouts, one update each) the "
+        "policy did not find ComplexLine's production regime; PPO's first parts came within 2M."
     ),
     "lineflow_cl_rppo": (
-        "Recurrent PPO on ComplexLine: the largest budget that fitted the machine's time after the "
-        "PPO and A2C runs (see the steps column; upstream's budget is 100M)."
+        "Recurrent PPO on ComplexLine at 2M steps per seed: the largest budget that fitted the "
+        "machine's time after the PPO and A2C runs (it costs ~3.5x PPO per step here; upstream's "
+        "budget is 100M), so it compares with the PPO curve at 2M, not with PPO's final figure."
     ),
     "lineflow_wtj_rppo": (
         "Seed 4 of the 10M recurrent PPO sweep was run alone from the same sweep file with "

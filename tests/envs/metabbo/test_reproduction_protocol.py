@@ -6,6 +6,9 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from gymforge.envs.metabbo.problems import split_functions
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -43,3 +46,49 @@ def test_every_recorded_test_split_evaluation_has_a_ledger_row():
     assert test_runs, "no test-split results found: the check would be vacuous"
     missing = [name for name in test_runs if f"`{name}`" not in ledger]
     assert not missing, f"test-split evaluations without a ledger row: {missing}"
+
+
+def test_every_protocol_test_evaluation_has_a_ledger_row_and_the_frozen_protocol():
+    ledger = LEDGER.read_text(encoding="utf-8")
+    digest = hashlib.sha256(PROTOCOL.read_bytes()).hexdigest()
+    for path in sorted((ROOT / "benchmarks" / "results" / "metabbo_test").glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        assert f"`{path.name}`" in ledger, f"{path.name} has no ledger row"
+        assert record["protocol_sha256"] == digest
+        assert record["split"]["n_seeds"] == 19 and len(record["runs"]["best_error"]) == 152
+
+
+def test_the_test_evaluation_refuses_a_second_run_of_a_row_and_pairs_runs(tmp_path, capsys):
+    """A smoke-size run (2 functions, 2 seeds, 10 generations) into a scratch folder."""
+    from benchmarks import metabbo_test
+
+    args = ["--quick", "--out", str(tmp_path), "--presets", "alg0", "--rows", "random,shade"]
+    assert metabbo_test.main([*args, "--references"]) == 0
+    names = sorted(p.name for p in tmp_path.glob("*.json"))
+    assert names == [
+        "alg0-random.json",
+        "alg0-shade.json",
+        "any-cmaes.json",
+        "any-random_search.json",
+    ]
+    with pytest.raises(SystemExit, match="evaluates a final model once"):
+        metabbo_test.main(args)
+    summary = metabbo_test.summarise(tmp_path)["alg0"]
+    shade = json.loads((tmp_path / "alg0-shade.json").read_text())
+    random = json.loads((tmp_path / "alg0-random.json").read_text())
+    # known answer: the paired Perf difference is the mean of run-by-run differences
+    e0 = np.asarray(random["runs"]["initial_error"])
+    diff = (1 - np.asarray(shade["runs"]["best_error"]) / e0) - (
+        1 - np.asarray(random["runs"]["best_error"]) / e0
+    )
+    assert summary["shade"]["vs_random"]["perf"]["mean"] == pytest.approx(diff.mean())
+    assert "vs_random" not in summary["random"]
+    # random search against itself scores AEI exp(0 + 0) = 1 on every function
+    assert summary["random_search"]["aei"] == (
+        pytest.approx(1.0),
+        (pytest.approx(1.0), pytest.approx(1.0)),
+    )
+    # three metric tables and one paired row
+    text = (tmp_path / "metabbo_test.md").read_text()
+    assert text.count("| shade |") == 4
+    assert "python -m benchmarks.metabbo_test --quick" in text

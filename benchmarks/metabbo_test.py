@@ -1,0 +1,359 @@
+"""The MetaBBO reproduction's test evaluation: each final model once, on the frozen test split.
+
+The protocol (``benchmarks/metabbo_protocol.json``, its sha256 recorded in
+``benchmarks/results/metabbo_test_ledger.md`` before any evaluation under it) fixes the test
+split: the easy split's 8 test functions, instance 1, seeds 1..19 (152 runs per row), D = 10,
+population 100, 500 generations. Models and hyperparameters are chosen on the validation split
+(``benchmarks.metabbo_experts``, ``benchmarks.metabbo_offline_select``); this script is the only
+place that touches the test split, and it evaluates a row at most once: every evaluation is kept
+as its own file under ``benchmarks/results/metabbo_test/`` (``PRESET-ROW.json``, with the per-run
+figures, the command and the time), and a row that already has one is refused.
+
+Rows per preset (``alg0``, ``alg1``, ``alg2``): ``random`` (uniform random configuration, the
+reference of the paired tests), ``best_static`` (the train-split grid-search winner), ``jde``,
+``shade``, ``ppo_expert`` (the trained expert, acting as registered) and, when given with
+``--qmamba PRESET=MODEL``, ``qmamba`` (greedy acting, as the reference) and with
+``--qmamba-regularised PRESET=MODEL`` ``qmamba_regularised``. Un-configured references, run once
+for all presets (``any-random_search``, ``any-cmaes``): uniform random search and IPOP-CMA-ES
+(pycma) with the same budget of evaluations, ``100 x 501``.
+
+Metrics: Perf ``1 - e_T / e_0`` (for the un-configured references ``e_0`` is the best error of
+the DE's initial population of the same run, taken from the preset's random row), log10 final
+error, and the MetaBox-style AEI against random search (per function, then the geometric mean). Each with
+its mean and 95% bootstrap CI; Perf and log10 error also as run-by-run paired differences to
+random configuration with a 95% bootstrap CI and a sign-flip permutation p-value.
+
+Run: ``python -m benchmarks.metabbo_test --rows random,best_static,jde,shade,ppo_expert``
+(``--presets``, ``--references`` for random search and CMA-ES, ``--render`` to only rewrite the
+tables). ``--quick`` runs a tiny smoke size into ``--out`` (a scratch folder; never the results).
+Writes ``benchmarks/results/metabbo_test/*.json`` and ``benchmarks/results/metabbo_test.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from benchmarks import common
+from benchmarks.metabbo_experts import load_protocol, paired_test
+from gymforge.leaderboards.stats import bootstrap_ci
+
+RESULTS = common.REPO_ROOT / "benchmarks" / "results"
+STORE = RESULTS / "metabbo_test"
+PRESET_ROWS = (
+    "random",
+    "best_static",
+    "jde",
+    "shade",
+    "ppo_expert",
+    "qmamba",
+    "qmamba_regularised",
+)
+REFERENCES = ("random_search", "cmaes")
+METRICS = ("perf", "log10_error")
+QUICK = {"function_ids": [1, 15], "seeds": 2, "max_generations": 10}
+
+
+def _agent_factory(preset: str, row: str, models: dict[str, dict[str, str]]) -> Callable:
+    """``f(env)`` building row ``row``'s agent for ``preset``."""
+    from gymforge.agents.metabbo.agent import load_agent
+    from gymforge.agents.random_agent import RandomAgent
+    from gymforge.baselines.metabbo.adaptive import JDEAgent, SHADEAgent
+    from gymforge.baselines.metabbo.experts import ACTING, expert_policy_path
+    from gymforge.baselines.metabbo.static import StaticAgent
+    from gymforge.baselines.ondevice.agent import TorchPolicyAgent
+
+    if row == "ppo_expert":
+        sampled = ACTING[preset] == "sampled"
+        return lambda env: TorchPolicyAgent(expert_policy_path(preset), stochastic=sampled)
+    if row in ("qmamba", "qmamba_regularised"):
+        path = models[row].get(preset)
+        if path is None:
+            raise ValueError(f"row {row} needs --{row.replace('_', '-')} {preset}=MODEL_FOLDER")
+        if row == "qmamba":
+            return lambda env: load_agent(path, support_threshold=0.0, temperature=0.0)
+        return lambda env: load_agent(path)
+    return {
+        "random": lambda env: RandomAgent(env),
+        "best_static": lambda env: StaticAgent(env),
+        "jde": lambda env: JDEAgent(env),
+        "shade": lambda env: SHADEAgent(env),
+    }[row]
+
+
+def _split(quick: bool) -> dict[str, Any]:
+    protocol = load_protocol()
+    test = dict(protocol["test"], **protocol["budget"])
+    test["n_seeds"] = len(test["seeds"])
+    if quick:
+        test.update(QUICK, n_seeds=QUICK["seeds"])
+    return test
+
+
+def evaluate_row(preset: str, row: str, split: dict[str, Any], models: dict) -> dict[str, Any]:
+    """Per-run figures of one configured-DE row on the test split."""
+    from gymforge.envs.metabbo.metrics import evaluate
+
+    out = evaluate(
+        _agent_factory(preset, row, models),
+        preset=preset,
+        split=split["function_ids"],
+        subset="test",
+        seeds=split["n_seeds"],
+        dimension=split["dimension"],
+        population_size=split["population_size"],
+        max_generations=split["max_generations"],
+        instance_mode=split["instance_mode"],
+        instance_id=split["instance_id"],
+        with_random_search=False,
+    )
+    runs = out["runs"]
+    return {
+        name: np.asarray(runs[name], dtype=np.float64).ravel().tolist()
+        for name in ("best_error", "initial_error", "evaluations")
+    }
+
+
+def evaluate_reference(name: str, split: dict[str, Any]) -> dict[str, Any]:
+    """Per-run best errors of random search or CMA-ES with the DE's budget of evaluations."""
+    from gymforge.baselines.metabbo.cmaes import cmaes_error
+    from gymforge.envs.metabbo.metrics import random_search_error
+    from gymforge.envs.metabbo.problems import ProblemSet, build_instances
+
+    fids = [f for f in split["function_ids"] for _ in range(split["n_seeds"])]
+    seeds = [s + 1 for _ in split["function_ids"] for s in range(split["n_seeds"])]
+    iids = [split["instance_id"]] * len(fids)
+    problem_set = ProblemSet(
+        function_ids=tuple(split["function_ids"]),
+        dimension=split["dimension"],
+        instance_mode=split["instance_mode"],
+    )
+    budget = split["population_size"] * (split["max_generations"] + 1)
+    if name == "random_search":
+        problems = build_instances(problem_set, fids, iids, "cpu")
+        errors = random_search_error(problems, budget, [10_000 + s for s in seeds])
+    else:
+        errors = cmaes_error(problem_set, fids, iids, seeds, budget)
+    return {
+        "best_error": np.asarray(errors, np.float64).tolist(),
+        "evaluations": [budget] * len(fids),
+    }
+
+
+def _store_path(store: Path, preset: str, row: str) -> Path:
+    return store / f"{preset}-{row}.json"
+
+
+def run_and_store(
+    preset: str, row: str, split: dict, models: dict, store: Path, command: str
+) -> None:
+    """Evaluate one row once and write its file; refuse a row that was already evaluated."""
+    path = _store_path(store, preset, row)
+    if path.exists():
+        raise SystemExit(
+            f"{path.name} exists: the protocol evaluates a final model once on the test split "
+            "(a new model is a new row name)"
+        )
+    start = time.perf_counter()
+    runs = (
+        evaluate_reference(row, split)
+        if preset == "any"
+        else evaluate_row(preset, row, split, models)
+    )
+    model = models.get(row, {}).get(preset)
+    record = {
+        "preset": preset,
+        "row": row,
+        "model": model,
+        "command": command,
+        "evaluated_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "seconds": round(time.perf_counter() - start, 1),
+        "protocol_sha256": hashlib.sha256(
+            (common.REPO_ROOT / "benchmarks" / "metabbo_protocol.json").read_bytes()
+        ).hexdigest(),
+        "split": {k: split[k] for k in ("function_ids", "instance_id", "n_seeds")},
+        "git": common.git_revision(),
+        "runs": runs,
+    }
+    store.mkdir(parents=True, exist_ok=True)
+    common.write_json(path, record, indent=1)
+    print(f"{preset} {row}: {record['seconds']} s", flush=True)
+
+
+def _metrics(runs: dict, initial_error: np.ndarray, rs_log10: np.ndarray, n_fun: int, budget: int):
+    from gymforge.envs.metabbo.metrics import aei_scores, log_error, perf
+
+    err = np.asarray(runs["best_error"])
+    log10 = log_error(err)
+    aei = aei_scores(
+        log10.reshape(n_fun, -1),
+        rs_log10.reshape(n_fun, -1),
+        np.asarray(runs["evaluations"], np.float64).reshape(n_fun, -1),
+        budget,
+    )
+    return {"perf": perf(err, initial_error), "log10_error": log10, "log_aei": np.log(aei)}
+
+
+def summarise(store: Path) -> dict[str, Any]:
+    """Means, CIs and paired tests against random of every stored evaluation, per preset."""
+    from gymforge.envs.metabbo.metrics import log_error
+
+    records = {p.stem: json.loads(p.read_text()) for p in sorted(store.glob("*.json"))}
+    if "any-random_search" not in records:
+        raise SystemExit("render needs the random-search reference (run --references first)")
+    rs = records["any-random_search"]
+    n_fun = len(rs["split"]["function_ids"])
+    budget = int(rs["runs"]["evaluations"][0])
+    rs_log10 = log_error(np.asarray(rs["runs"]["best_error"]))
+    out: dict[str, Any] = {}
+    for preset in ("alg0", "alg1", "alg2"):
+        if f"{preset}-random" not in records:
+            continue
+        e0 = np.asarray(records[f"{preset}-random"]["runs"]["initial_error"])
+        table: dict[str, Any] = {}
+        names = [f"{preset}-{r}" for r in PRESET_ROWS] + [f"any-{r}" for r in REFERENCES]
+        values = {
+            key.split("-", 1)[1]: _metrics(records[key]["runs"], e0, rs_log10, n_fun, budget)
+            for key in names
+            if key in records
+        }
+        for row, metric_values in values.items():
+            entry = {m: (float(v.mean()), bootstrap_ci(v)) for m, v in metric_values.items()}
+            # AEI aggregates as the geometric mean over functions (one easy function would
+            # dominate an arithmetic mean): the mean of log AEI and its CI, exponentiated
+            log_mean, (log_low, log_high) = entry.pop("log_aei")
+            entry["aei"] = (math.exp(log_mean), (math.exp(log_low), math.exp(log_high)))
+            if row != "random":
+                entry["vs_random"] = {
+                    m: paired_test(metric_values[m] - values["random"][m]) for m in METRICS
+                }
+            table[row] = entry
+        out[preset] = table
+    return out
+
+
+def _fmt(mean_ci: tuple[float, tuple[float, float]], digits: int) -> str:
+    """``mean [low, high]`` with ``digits`` decimals and thousands separators."""
+    mean, (low, high) = mean_ci
+    spec = f",.{digits}f"
+    return f"{mean:{spec}} [{low:{spec}}, {high:{spec}}]"
+
+
+def render(store: Path) -> str:
+    """The results file: the paper-shaped tables (rows = methods, columns = presets)."""
+    summary = summarise(store)
+    presets = list(summary)
+    rows = [r for r in (*PRESET_ROWS, *REFERENCES) if any(r in summary[p] for p in presets)]
+    evaluations = sorted(store.glob("*.json"))
+    lines = [
+        "# MetaBBO reproduction: the protocol's test evaluation",
+        "",
+        "<!-- GENERATED by `python -m benchmarks.metabbo_test --render`; do not edit. -->",
+        "",
+        "Test split of `benchmarks/metabbo_protocol.json`: the easy split's test functions, "
+        "instance 1, seeds 1..19 (152 runs per row), D = 10, population 100, 500 generations. "
+        "Each row below is one evaluation, stored in `benchmarks/results/metabbo_test/` and "
+        "entered in `metabbo_test_ledger.md`; a row is never evaluated twice. Means with 95% "
+        "bootstrap CIs over the runs (AEI: its geometric mean over the functions, CI by resampling functions). `random_search` and `cmaes` are "
+        "not configured DEs: they spend the same 50,100 evaluations; their Perf uses the DE's "
+        "initial best error of the same run.",
+        "",
+    ]
+    for metric, title, digits in (
+        ("perf", "Perf (higher is better)", 4),
+        ("log10_error", "log10 final error (lower is better)", 2),
+        ("aei", "AEI against random search, geometric mean over functions (higher is better)", 1),
+    ):
+        lines += [f"## {title}", "", "| method | " + " | ".join(presets) + " |"]
+        lines.append("|---|" + "---|" * len(presets))
+        for row in rows:
+            cells = [
+                _fmt(summary[p][row][metric], digits) if row in summary[p] else "–" for p in presets
+            ]
+            lines.append(f"| {row} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += [
+        "## Paired differences to random configuration (same function, instance and seed)",
+        "",
+        "| method | preset | ΔPerf [95% CI] | p | Δlog10 error [95% CI] | p |",
+        "|---|---|---|---:|---|---:|",
+    ]
+    for row in rows:
+        for p in presets:
+            vs = summary[p].get(row, {}).get("vs_random")
+            if vs:
+                perf, err = vs["perf"], vs["log10_error"]
+                lines.append(
+                    f"| {row} | {p} | {_fmt((perf['mean'], perf['ci95']), 4)} | "
+                    f"{perf['p_value']:.2g} | {_fmt((err['mean'], err['ci95']), 3)} | "
+                    f"{err['p_value']:.2g} |"
+                )
+    lines += [
+        "",
+        "## Evaluations",
+        "",
+        "| file | evaluated | seconds | command |",
+        "|---|---|---:|---|",
+    ]
+    for path in evaluations:
+        record = json.loads(path.read_text())
+        lines.append(
+            f"| `{path.name}` | {record['evaluated_at']} | {record['seconds']} | "
+            f"`{record['command']}` |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--presets", default="alg0,alg1,alg2")
+    p.add_argument("--rows", default="", help=f"comma-separated, of {PRESET_ROWS}")
+    p.add_argument("--references", action="store_true", help="random search and CMA-ES")
+    p.add_argument("--qmamba", action="append", default=[], help="PRESET=MODEL_FOLDER")
+    p.add_argument("--qmamba-regularised", action="append", default=[], help="PRESET=MODEL")
+    p.add_argument("--render", action="store_true", help="only rewrite the tables")
+    p.add_argument("--quick", action="store_true", help="smoke size into --out (not a result)")
+    p.add_argument("--out", type=Path, default=None, help="store folder (default: the results)")
+    args = p.parse_args(argv)
+    rows = [r for r in args.rows.split(",") if r]
+    presets = [x for x in args.presets.split(",") if x]
+    bad = [r for r in rows if r not in PRESET_ROWS] + [
+        x for x in presets if x not in ("alg0", "alg1", "alg2")
+    ]
+    if bad:
+        p.error(f"unknown rows or presets {bad}; rows: {PRESET_ROWS}, presets: alg0, alg1, alg2")
+    if args.quick and args.out is None:
+        p.error("--quick needs --out (a smoke run never writes the results)")
+    store = args.out or STORE
+    models = {
+        "qmamba": dict(x.split("=", 1) for x in args.qmamba),
+        "qmamba_regularised": dict(x.split("=", 1) for x in args.qmamba_regularised),
+    }
+    torch.set_num_threads(1)
+    split = _split(args.quick)
+    command = common.command_line(None if argv is None else [__file__, *argv])
+    if not args.render:
+        for preset in presets:
+            for row in rows:
+                run_and_store(preset, row, split, models, store, command)
+        if args.references:
+            for name in REFERENCES:
+                run_and_store("any", name, split, models, store, command)
+    text = render(store)
+    target = store.parent / "metabbo_test.md" if store == STORE else store / "metabbo_test.md"
+    common.write_atomic(target, text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
