@@ -76,9 +76,7 @@ def _agent_factory(preset: str, row: str, models: dict[str, dict[str, str]]) -> 
         sampled = ACTING[preset] == "sampled"
         return lambda env: TorchPolicyAgent(expert_policy_path(preset), stochastic=sampled)
     if row in ("qmamba", "qmamba_regularised"):
-        path = models[row].get(preset)
-        if path is None:
-            raise ValueError(f"row {row} needs --{row.replace('_', '-')} {preset}=MODEL_FOLDER")
+        path = models[row][preset]
         if row == "qmamba":
             return lambda env: load_agent(path, support_threshold=0.0, temperature=0.0)
         return lambda env: load_agent(path)
@@ -153,16 +151,25 @@ def _store_path(store: Path, preset: str, row: str) -> Path:
     return store / f"{preset}-{row}.json"
 
 
+def check_jobs(jobs: list[tuple[str, str]], models: dict, store: Path) -> None:
+    """Refuse, before any work, a row already evaluated or a Q-Mamba row without its model."""
+    for preset, row in jobs:
+        path = _store_path(store, preset, row)
+        if path.exists():
+            raise SystemExit(
+                f"{path.name} exists: the protocol evaluates each row's final model once on the "
+                "test split"
+            )
+        if row in models and preset not in models[row]:
+            flag = "--" + row.replace("_", "-")
+            raise SystemExit(f"row {row} on {preset} needs {flag} {preset}=MODEL_FOLDER")
+
+
 def run_and_store(
     preset: str, row: str, split: dict, models: dict, store: Path, command: str
 ) -> None:
-    """Evaluate one row once and write its file; refuse a row that was already evaluated."""
+    """Evaluate one row and write its file (:func:`check_jobs` has refused repeats)."""
     path = _store_path(store, preset, row)
-    if path.exists():
-        raise SystemExit(
-            f"{path.name} exists: the protocol evaluates a final model once on the test split "
-            "(a new model is a new row name)"
-        )
     start = time.perf_counter()
     runs = (
         evaluate_reference(row, split)
@@ -341,13 +348,12 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     split = _split(args.quick)
     command = common.command_line(None if argv is None else [__file__, *argv])
+    jobs = [(preset, row) for preset in presets for row in rows]
+    jobs += [("any", name) for name in REFERENCES] if args.references else []
     if not args.render:
-        for preset in presets:
-            for row in rows:
-                run_and_store(preset, row, split, models, store, command)
-        if args.references:
-            for name in REFERENCES:
-                run_and_store("any", name, split, models, store, command)
+        check_jobs(jobs, models, store)
+        for preset, row in jobs:
+            run_and_store(preset, row, split, models, store, command)
     text = render(store)
     target = store.parent / "metabbo_test.md" if store == STORE else store / "metabbo_test.md"
     common.write_atomic(target, text)

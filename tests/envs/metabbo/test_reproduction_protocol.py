@@ -71,8 +71,13 @@ def test_the_test_evaluation_refuses_a_second_run_of_a_row_and_pairs_runs(tmp_pa
         "any-cmaes.json",
         "any-random_search.json",
     ]
-    with pytest.raises(SystemExit, match="evaluates a final model once"):
-        metabbo_test.main(args)
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    # a repeated row is refused before any work, even behind a new one
+    with pytest.raises(SystemExit, match="evaluates each row's final model once"):
+        metabbo_test.main([*args[:-1], "jde,shade"])
+    with pytest.raises(SystemExit, match="needs --qmamba alg0=MODEL_FOLDER"):
+        metabbo_test.main([*args[:-1], "qmamba"])
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before
     summary = metabbo_test.summarise(tmp_path)["alg0"]
     shade = json.loads((tmp_path / "alg0-shade.json").read_text())
     random = json.loads((tmp_path / "alg0-random.json").read_text())
