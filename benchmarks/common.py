@@ -215,3 +215,74 @@ def interleaved_medians(
             median = {k: statistics.median(run[k] for run in runs[env_id]) for k in runs[env_id][0]}
             rows.append({"env_id": env_id, "num_envs": size, **median})
     return rows
+
+
+def reset_table(
+    title: str,
+    result: dict[str, Any],
+    draws_header: str,
+    ratio: str,
+) -> list[str]:
+    """The markdown head and table of a v0-vs-v1 reset benchmark: ``result`` holds ``command``,
+    ``measured_at``, ``load_average_start``, ``repeats`` and the rows of
+    :func:`interleaved_medians` (ids ``...-v0`` and ``...-v1``); the last column is the v0 / v1
+    ratio of the figure ``ratio`` (``"reset_s"`` or ``"draws_s"``)."""
+    rows = result["rows"]
+    v0 = {r["num_envs"]: r[ratio] for r in rows if r["env_id"].endswith("-v0")}
+    lines = [
+        f"# {title}",
+        "",
+        f"Command: `{result['command']}`, measured at {result['measured_at']}, one torch thread, "
+        f"load average {result['load_average_start']:.2f} at the start (a shared 2-core "
+        f"machine); medians of {result['repeats']} runs, v0 and v1 interleaved.",
+        "",
+        f"| id | B | reset (s) | {draws_header} (s) | one step (s) | v0 / v1 "
+        f"{'reset' if ratio == 'reset_s' else 'draws'} |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        speedup = v0[row["num_envs"]] / row[ratio]
+        cell = f"{speedup:.1f}x" if row["env_id"].endswith("-v1") else "–"
+        lines.append(
+            f"| `{row['env_id']}` | {row['num_envs']} | {row['reset_s']:.3f} | "
+            f"{row['draws_s']:.3f} | {row['step_s']:.3f} | {cell} |"
+        )
+    return lines
+
+
+def measure_resets(
+    ids: Sequence[str],
+    sizes: Sequence[int],
+    measure: Callable[[str, int, int], dict[str, float]],
+    argv: Sequence[str] | None,
+    description: str,
+) -> tuple[bool, dict[str, Any]]:
+    """The shared run of a v0-vs-v1 reset benchmark: parse ``--quick`` (B = 256 only, 2
+    repeats), one torch thread, :func:`interleaved_medians` over ``sizes``; returns whether it
+    was quick and the result (command, time, load, repeats, rows, machine)."""
+    import torch
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="B = 256 only, 2 repeats")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    repeats = 2 if args.quick else 3
+    load = os.getloadavg()[0]
+    rows = interleaved_medians(ids, (256,) if args.quick else sizes, repeats, measure)
+    return args.quick, {
+        "command": command_line(),
+        "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_average_start": load,
+        "repeats": repeats,
+        "rows": rows,
+        "machine": machine_info(["torch"]),
+    }
+
+
+def write_report(name: str, quick: bool, result: dict[str, Any], lines: list[str]) -> None:
+    """``benchmarks/results/NAME[_quick].{json,md}``, and the markdown printed."""
+    suffix = "_quick" if quick else ""
+    results = REPO_ROOT / "benchmarks" / "results"
+    write_json(results / f"{name}{suffix}.json", result, indent=2)
+    write_atomic(results / f"{name}{suffix}.md", "\n".join(lines) + "\n")
+    print("\n".join(lines))
