@@ -20,8 +20,12 @@ _AGENTS: dict[str, str] = {
     "jde": f"{_BASELINES}.adaptive:JDEAgent",
     "shade": f"{_BASELINES}.adaptive:SHADEAgent",
 }
-#: agents with a default for one preset only (the budget schedule searched for Alg0)
-_ALG0_AGENTS: dict[str, str] = {"schedule": f"{_BASELINES}.schedule:ScheduleAgent"}
+#: agents for Alg0 only (the budget schedule searched for it, the Q-Mamba models trained on its data)
+_ALG0_AGENTS: dict[str, str] = {
+    "schedule": f"{_BASELINES}.schedule:ScheduleAgent",
+    "qmamba": f"{_BASELINES}.qmamba_models:qmamba_agent",
+    "qmamba_regularised": f"{_BASELINES}.qmamba_models:qmamba_regularised_agent",
+}
 #: the trained PPO configurator of Q-Mamba's three presets (not PSO)
 _EXPERT_AGENTS: dict[str, str] = {"ppo_expert": f"{_BASELINES}.experts:ppo_expert_agent"}
 
