@@ -4,8 +4,8 @@ The protocol (``benchmarks/metabbo_protocol.json``, its sha256 recorded in
 ``benchmarks/results/metabbo_test_ledger.md`` before any evaluation under it) fixes the test
 split: the easy split's 8 test functions, instance 1, seeds 1..19 (152 runs per row), D = 10,
 population 100, 500 generations. Models and hyperparameters are chosen on the validation split
-(``benchmarks.metabbo_experts``, ``benchmarks.metabbo_offline_select``); this script is the only
-place that touches the test split, and it evaluates a row at most once: every evaluation is kept
+(``benchmarks.metabbo_experts``, ``benchmarks.metabbo_offline_select``); under the protocol this
+script is the only evaluation on the test split, and it evaluates a row at most once: every evaluation is kept
 as its own file under ``benchmarks/results/metabbo_test/`` (``PRESET-ROW.json``, with the per-run
 figures, the command and the time), and a row that already has one is refused.
 
@@ -19,9 +19,9 @@ for all presets (``any-random_search``, ``any-cmaes``): uniform random search an
 
 Metrics: Perf ``1 - e_T / e_0`` (for the un-configured references ``e_0`` is the best error of
 the DE's initial population of the same run, taken from the preset's random row), log10 final
-error, and the MetaBox-style AEI against random search (per function, then the geometric mean). Each with
-its mean and 95% bootstrap CI; Perf and log10 error also as run-by-run paired differences to
-random configuration with a 95% bootstrap CI and a sign-flip permutation p-value.
+error, and the MetaBox-style AEI against random search (per function, then the geometric mean).
+Each with its mean and 95% bootstrap CI; Perf and log10 error also as run-by-run paired
+differences to random configuration with a 95% bootstrap CI and a sign-flip permutation p-value.
 
 Run: ``python -m benchmarks.metabbo_test --rows random,best_static,jde,shade,ppo_expert``
 (``--presets``, ``--references`` for random search and CMA-ES, ``--render`` to only rewrite the
@@ -196,7 +196,10 @@ def run_and_store(
     print(f"{preset} {row}: {record['seconds']} s", flush=True)
 
 
-def _metrics(runs: dict, initial_error: np.ndarray, rs_log10: np.ndarray, n_fun: int, budget: int):
+def _metrics(
+    runs: dict, initial_error: np.ndarray, rs_log10: np.ndarray, n_fun: int, budget: int
+) -> dict[str, np.ndarray]:
+    """Per-run Perf and log10 error, and per-function log AEI, of one row's stored runs."""
     from gymforge.envs.metabbo.metrics import aei_scores, log_error, perf
 
     err = np.asarray(runs["best_error"])
