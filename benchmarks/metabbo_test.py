@@ -13,7 +13,9 @@ Rows per preset (``alg0``, ``alg1``, ``alg2``): ``random`` (uniform random confi
 reference of the paired tests), ``best_static`` (the train-split grid-search winner), ``jde``,
 ``shade``, ``ppo_expert`` (the trained expert, acting as registered) and, when given with
 ``--qmamba PRESET=MODEL``, ``qmamba`` (greedy acting, as the reference) and with
-``--qmamba-regularised PRESET=MODEL`` ``qmamba_regularised``. Un-configured references, run once
+``--qmamba-regularised PRESET=MODEL`` ``qmamba_regularised``, and with ``--behaviour-cloning
+PRESET=MODEL`` ``behaviour_cloning`` (a model trained with a behaviour head, acting by that head
+alone: the simplest offline baseline on the same data). Un-configured references, run once
 for all presets (``any-random_search``, ``any-cmaes``): uniform random search and IPOP-CMA-ES
 (pycma) with the same budget of evaluations, ``100 x 501``.
 
@@ -57,7 +59,11 @@ PRESET_ROWS = (
     "ppo_expert",
     "qmamba",
     "qmamba_regularised",
+    "behaviour_cloning",
 )
+#: acting temperature of the behaviour-cloning row: exp(Q / T) is ~1 for every bin at this T, so
+#: the model samples from its behaviour head (trained by cross-entropy on the dataset's actions)
+BC_TEMPERATURE = 1000.0
 REFERENCES = ("random_search", "cmaes")
 METRICS = ("perf", "log10_error")
 QUICK = {"function_ids": [1, 15], "seeds": 2, "max_generations": 10}
@@ -75,10 +81,12 @@ def _agent_factory(preset: str, row: str, models: dict[str, dict[str, str]]) -> 
     if row == "ppo_expert":
         sampled = ACTING[preset] == "sampled"
         return lambda env: TorchPolicyAgent(expert_policy_path(preset), stochastic=sampled)
-    if row in ("qmamba", "qmamba_regularised"):
+    if row in models:
         path = models[row][preset]
         if row == "qmamba":
             return lambda env: load_agent(path, support_threshold=0.0, temperature=0.0)
+        if row == "behaviour_cloning":  # the behaviour head alone: T so high exp(Q / T) is flat
+            return lambda env: load_agent(path, support_threshold=0.0, temperature=BC_TEMPERATURE)
         return lambda env: load_agent(path)
     return {
         "random": lambda env: RandomAgent(env),
@@ -330,6 +338,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--references", action="store_true", help="random search and CMA-ES")
     p.add_argument("--qmamba", action="append", default=[], help="PRESET=MODEL_FOLDER")
     p.add_argument("--qmamba-regularised", action="append", default=[], help="PRESET=MODEL")
+    p.add_argument(
+        "--behaviour-cloning",
+        action="append",
+        default=[],
+        help="PRESET=MODEL with a behaviour head, acting by that head alone",
+    )
     p.add_argument("--render", action="store_true", help="only rewrite the tables")
     p.add_argument("--quick", action="store_true", help="smoke size into --out (not a result)")
     p.add_argument("--out", type=Path, default=None, help="store folder (default: the results)")
@@ -347,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     models = {
         "qmamba": dict(x.split("=", 1) for x in args.qmamba),
         "qmamba_regularised": dict(x.split("=", 1) for x in args.qmamba_regularised),
+        "behaviour_cloning": dict(x.split("=", 1) for x in args.behaviour_cloning),
     }
     torch.set_num_threads(1)
     split = _split(args.quick)
