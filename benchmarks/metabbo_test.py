@@ -74,13 +74,13 @@ def _agent_factory(preset: str, row: str, models: dict[str, dict[str, str]]) -> 
     from gymforge.agents.metabbo.agent import load_agent
     from gymforge.agents.random_agent import RandomAgent
     from gymforge.baselines.metabbo.adaptive import JDEAgent, SHADEAgent
-    from gymforge.baselines.metabbo.experts import ACTING, expert_policy_path
+    from gymforge.baselines.metabbo.experts import ppo_expert_agent
     from gymforge.baselines.metabbo.static import StaticAgent
-    from gymforge.baselines.ondevice.agent import TorchPolicyAgent
 
-    if row == "ppo_expert":
-        sampled = ACTING[preset] == "sampled"
-        return lambda env: TorchPolicyAgent(expert_policy_path(preset), stochastic=sampled)
+    if (
+        row == "ppo_expert"
+    ):  # the registered agent: the env's preset picks the expert and its acting
+        return ppo_expert_agent
     if row in models:
         path = models[row][preset]
         if row == "qmamba":
