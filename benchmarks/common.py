@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gymforge.core.machine import cpu_model
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -72,14 +74,15 @@ def cpus_usable() -> int | None:
 def machine_info(packages: Iterable[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Platform, CPUs, interpreter, ``extra`` facts, package versions and git revision.
 
-    The keys come in this order: ``platform``, ``machine``, ``processor``, ``cpu_count``,
-    ``cpus_usable``, ``python``, then those of ``extra``, then ``versions`` and
+    The keys come in this order: ``platform``, ``machine``, ``processor``, ``cpu_model``,
+    ``cpu_count``, ``cpus_usable``, ``python``, then those of ``extra``, then ``versions`` and
     ``git_revision``.
     """
     return {
         "platform": platform.platform(),
         "machine": platform.machine(),
         "processor": platform.processor() or None,
+        "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "cpus_usable": cpus_usable(),
         "python": sys.version.split()[0],

@@ -400,7 +400,8 @@ def markdown(res: dict[str, Any]) -> str:
         "# MetaBBO speed: default problems and a four-function mix, new vs baseline code",
         "",
         f"Run {res['date']} ({res['seconds']:.0f} s) at revision `{res['git']}`: `{res['command']}`; "
-        f"{res['machine'].get('platform', '')}, {res['machine'].get('cpus_usable', '?')} CPUs "
+        f"{res['machine'].get('platform', '')}, {res['machine'].get('cpu_model', 'CPU model not recorded')}, "
+        f"{res['machine'].get('cpus_usable', '?')} CPUs "
         "shared with other jobs; torch 1 thread in every process. Load average (1 min) "
         f"{load['start'][0]:.1f} at the start, {min(load['rounds']):.1f}–{max(load['rounds']):.1f} "
         f"over the rounds, {load['end'][0]:.1f} at the end.",

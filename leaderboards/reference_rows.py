@@ -28,7 +28,9 @@ from gymforge.registry import get_spec
 def reference_meta(task: str, name: str, entry_point: str, agent_arg: str | None = None) -> dict:
     """Submission metadata of a registry agent; its docstring's summary is the description.
 
-    ``agent_arg`` is the ``--agent`` value of the row's command (default: ``name``).
+    ``agent_arg`` is the ``--agent`` value of the row's command (default: ``name``). A factory
+    that loads a trained model says how many env steps trained it in its
+    ``training_env_steps`` attribute (none: the agent was not trained).
     """
     factory = load_factory(entry_point)
     doc = inspect.getdoc(factory) or ""
@@ -36,6 +38,7 @@ def reference_meta(task: str, name: str, entry_point: str, agent_arg: str | None
     if not summary or summary.startswith("Args:"):
         summary = f"{factory.__name__} ({entry_point})."
     random = name == "random"
+    steps = int(getattr(factory, "training_env_steps", 0))
     kind = "reference" if agent_arg is None else "offline"
     origin = (
         f"Registry agent {name!r} of the env id"
@@ -46,9 +49,10 @@ def reference_meta(task: str, name: str, entry_point: str, agent_arg: str | None
         "name": "Random (uniform actions)" if random else f"{kind.capitalize()}: {name}",
         "authors": ["gymforge maintainers"],
         "method": "uniform random actions" if random else f"{kind} agent {factory.__name__}",
-        "description": f"{summary} {origin}; not trained.",
+        "description": f"{summary} {origin}; "
+        + (f"trained for {steps:,} env steps." if steps else "not trained."),
         "code_url": None,
-        "training_env_steps": 0,
+        "training_env_steps": steps,
         "command": f"gymforge submit --protocol {task} --agent {agent_arg or name} --meta "
         "submission.json",
     }

@@ -70,6 +70,11 @@ def ppo_expert_agent(env: Any, device: str = "cpu") -> TorchPolicyAgent:
     return agent
 
 
+#: env steps each preset's expert was trained for (its ``config.json``'s ``steps``; the same
+#: run length on every preset); the boards' reference rows report it.
+ppo_expert_agent.training_env_steps = 3_006_464  # type: ignore[attr-defined]
+
+
 def expert_provenance(path: Path, acting: str) -> dict[str, Any]:
     """What an expert was built from: its policy file's name and SHA-256, acting rule, training
     command and settings, and its validation scores (where the model folder has them)."""

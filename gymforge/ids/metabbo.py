@@ -20,12 +20,15 @@ _AGENTS: dict[str, str] = {
     "jde": f"{_BASELINES}.adaptive:JDEAgent",
     "shade": f"{_BASELINES}.adaptive:SHADEAgent",
 }
-#: agents for Alg0 only (the budget schedule searched for it, the Q-Mamba models trained on its data)
-_ALG0_AGENTS: dict[str, str] = {
-    "schedule": f"{_BASELINES}.schedule:ScheduleAgent",
+#: agents for Alg0 only (the budget schedule searched for it)
+_ALG0_AGENTS: dict[str, str] = {"schedule": f"{_BASELINES}.schedule:ScheduleAgent"}
+#: the stored Q-Mamba models, on the presets whose data they were trained on
+_QMAMBA_AGENTS: dict[str, str] = {
     "qmamba": f"{_BASELINES}.qmamba_models:qmamba_agent",
     "qmamba_regularised": f"{_BASELINES}.qmamba_models:qmamba_regularised_agent",
 }
+#: presets with stored Q-Mamba models (``qmamba_models.MODEL_IDS`` names their folders)
+QMAMBA_PRESETS: tuple[str, ...] = ("alg0", "alg2")
 #: the trained PPO configurator of Q-Mamba's three presets (not PSO)
 _EXPERT_AGENTS: dict[str, str] = {"ppo_expert": f"{_BASELINES}.experts:ppo_expert_agent"}
 
@@ -36,6 +39,8 @@ def _spec(id_: str, preset: str, summary: str, version: int) -> EnvSpec:
         agents |= _ALG0_AGENTS
     if preset in ("alg0", "alg1", "alg2"):
         agents |= _EXPERT_AGENTS
+    if preset in QMAMBA_PRESETS:
+        agents |= _QMAMBA_AGENTS
     return EnvSpec(
         id=f"{id_}-v{version}",
         family="metabbo",

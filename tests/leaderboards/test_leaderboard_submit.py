@@ -372,3 +372,20 @@ def test_leaderboards__a_claimed_other_cpu_does_not_excuse_a_forged_rerun(board)
     _forge_every_episode(board, cpu="Some Other CPU")
     problems = _problems(board)
     assert "20260101-random: episode" in problems and "re-ran to metric" in problems
+
+
+def test_leaderboards__reference_rows_report_a_trained_agents_steps():
+    from gymforge.leaderboards.reference_rows import reference_meta
+
+    expert = reference_meta(
+        "metabbo/MetaBBO", "ppo_expert", "gymforge.baselines.metabbo.experts:ppo_expert_agent"
+    )
+    assert expert["training_env_steps"] == 3_006_464
+    from gymforge.baselines.metabbo.experts import expert_policy_path
+
+    for preset in ("alg0", "alg1", "alg2"):  # what each expert's run folder records
+        config = json.loads((expert_policy_path(preset).parent / "config.json").read_text())
+        assert config["steps"] == expert["training_env_steps"]
+    assert expert["description"].endswith("trained for 3,006,464 env steps.")
+    jde = reference_meta("metabbo/MetaBBO", "jde", "gymforge.baselines.metabbo.adaptive:JDEAgent")
+    assert jde["training_env_steps"] == 0 and jde["description"].endswith("not trained.")

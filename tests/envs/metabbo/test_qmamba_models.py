@@ -1,4 +1,5 @@
-"""The stored Q-Mamba models: registered on Alg0 only, loadable, acting as their labels say."""
+"""The stored Q-Mamba models: registered on the presets they were trained on, loadable, acting as
+their labels say."""
 
 from __future__ import annotations
 
@@ -11,11 +12,20 @@ import pytest
 import gymforge  # noqa: F401 - registers the ids
 from gymforge.baselines.metabbo.qmamba_models import (
     MODEL_FOLDERS,
-    MODELS,
+    MODEL_IDS,
+    model_folder,
     qmamba_agent,
     qmamba_regularised_agent,
 )
+from gymforge.ids.metabbo import QMAMBA_PRESETS
 from gymforge.registry import get_spec
+
+PRESET_IDS = {
+    "alg0": "MetaBBO",
+    "alg1": "MetaBBO-Alg1",
+    "alg2": "MetaBBO-Alg2",
+    "pso": "MetaBBO-PSO",
+}
 
 
 def _actions(agent, obs, seed):
@@ -23,18 +33,24 @@ def _actions(agent, obs, seed):
     return np.asarray(agent.act(obs))
 
 
-@pytest.mark.parametrize("env_id", ["MetaBBO-v0", "MetaBBO-v1"])
-def test_registered_on_alg0_ids_only(env_id):
-    agents = get_spec(env_id).agents
-    assert set(MODEL_FOLDERS) <= set(agents)
-    for other in ("MetaBBO-Alg1-v0", "MetaBBO-Alg2-v0", "MetaBBO-PSO-v0"):
-        assert not set(MODEL_FOLDERS) & set(get_spec(other).agents)
-    with pytest.raises(ValueError, match="configure Alg0"):
-        qmamba_agent(gym.make("MetaBBO-Alg1-v0"))
+def test_registered_exactly_on_the_presets_with_stored_models():
+    assert set(QMAMBA_PRESETS) == set(MODEL_IDS)
+    for preset, name in PRESET_IDS.items():
+        for version in (0, 1):
+            agents = set(get_spec(f"{name}-v{version}").agents)
+            if preset in MODEL_IDS:
+                assert set(MODEL_FOLDERS) <= agents
+            else:
+                assert not set(MODEL_FOLDERS) & agents
+    with pytest.raises(ValueError, match="presets with models"):
+        qmamba_agent(gym.make("MetaBBO-PSO-v0"))
 
 
-def test_greedy_model_is_deterministic_and_the_regularised_one_samples():
-    venv = gym.make_vec("MetaBBO-v0", num_envs=8, vectorization_mode="vector_entry_point")
+@pytest.mark.parametrize("preset", sorted(MODEL_IDS))
+def test_greedy_model_is_deterministic_and_the_regularised_one_samples(preset):
+    venv = gym.make_vec(
+        f"{PRESET_IDS[preset]}-v0", num_envs=8, vectorization_mode="vector_entry_point"
+    )
     obs, _ = venv.reset(seed=0)
     greedy, regularised = qmamba_agent(venv), qmamba_regularised_agent(venv)
     g = [_actions(greedy, obs, seed) for seed in (1, 1, 2)]
@@ -44,10 +60,12 @@ def test_greedy_model_is_deterministic_and_the_regularised_one_samples():
     assert all(venv.single_action_space.contains(a) for a in (*g[0], *r[0]))
 
 
-def test_model_folders_record_their_training_and_data():
+@pytest.mark.parametrize("preset", sorted(MODEL_IDS))
+def test_model_folders_record_their_training_and_data(preset):
     configs = {
-        n: json.loads((MODELS / f / "config.json").read_text()) for n, f in MODEL_FOLDERS.items()
+        n: json.loads((model_folder(preset, n) / "config.json").read_text()) for n in MODEL_FOLDERS
     }
+    assert all(c["env_id"] == MODEL_IDS[preset] for c in configs.values())
     assert configs["qmamba"]["config"]["bc_weight"] == 0.0
     assert configs["qmamba_regularised"]["config"]["bc_weight"] == 1.0
     assert configs["qmamba_regularised"]["config"]["temperature"] == pytest.approx(0.03)
