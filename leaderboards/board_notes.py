@@ -18,6 +18,13 @@ NOTES: dict[str, str] = {
         "and starts); extragradient and OGDA, which this env's action cannot express, on "
         "`minmax/RandomBilinear`"
     ),
+    "metabbo/MetaBBO": (
+        "Q-Mamba is now a row (the protocol's text predates the trained models): the registry "
+        "agents `qmamba` (greedy acting) and `qmamba_regularised`, trained for 12 epochs on "
+        "10,000 trajectories of the trained PPO expert and random configuration; with 20 "
+        "episodes their confidence intervals overlap those of random and of the expert, and the "
+        "paired test-split comparison is in `benchmarks/results/metabbo_reproduction.md`"
+    ),
 }
 
 
