@@ -1,10 +1,11 @@
 """Model selection for the offline MetaBBO benchmark, on the *train* split only.
 
-Evaluates trained Q-Mamba model folders (``gymforge train MetaBBO-v0 --algo qmamba ...``) and
-the reference policies on the easy split's *train* functions, on an instance that no training
-episode used (``--instance-id``, default 2; the datasets' episodes draw random instance seeds),
-seeds ``1..--seeds``, full budget. The test split is never touched, so variants can be compared
-here without tuning on the test table of ``metabbo_offline.py``.
+Evaluates trained Q-Mamba model folders (``gymforge train MetaBBO-v0 --algo qmamba ...``;
+``--preset`` for the larger presets' models) and the reference policies on the easy split's
+*train* functions, on an instance that no training episode used (``--instance-id``, default 2;
+the datasets' episodes draw random instance seeds), seeds ``1..--seeds``, full budget. The
+test split is never touched, so variants can be compared here without tuning on the test table
+of ``metabbo_offline.py``.
 
 Run from the repository root::
 
@@ -87,6 +88,12 @@ def main(argv: list[str] | None = None) -> int:
         "is tau=X and/or T=Y joined by ':' (e.g. 'tau=0:T=0.03,tau=0.5'; tau: support threshold, "
         "T: sampling temperature; models with a behaviour head, see QMambaConfig)",
     )
+    p.add_argument(
+        "--preset",
+        default="alg0",
+        choices=("alg0", "alg1", "alg2"),
+        help="the optimizer preset the models configure",
+    )
     p.add_argument("--seeds", type=int, default=4)
     p.add_argument("--instance-id", type=int, default=2)
     p.add_argument(
@@ -120,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         logged = _ActionLog(policy) if is_model else policy
         out = evaluate(
             logged,
+            preset=args.preset,
             split=fids,
             subset="train",
             seeds=args.seeds,
@@ -140,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         {
             "benchmark": "metabbo_offline_select",
             "settings": {
+                "preset": args.preset,
                 "functions": fids,
                 "subset": "train",
                 "instance_id": args.instance_id,
