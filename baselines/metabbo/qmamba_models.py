@@ -22,7 +22,11 @@ from gymforge.baselines.metabbo.common import env_preset
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 #: preset -> the env id whose model folder holds its Q-Mamba models
-MODEL_IDS: dict[str, str] = {"alg0": "MetaBBO-v0", "alg2": "MetaBBO-Alg2-v0"}
+MODEL_IDS: dict[str, str] = {
+    "alg0": "MetaBBO-v0",
+    "alg1": "MetaBBO-Alg1-v0",
+    "alg2": "MetaBBO-Alg2-v0",
+}
 #: registered agent name -> model folder (under ``MODELS / MODEL_IDS[preset]``)
 MODEL_FOLDERS: dict[str, str] = {
     "qmamba": "qmamba-greedy",

@@ -28,7 +28,7 @@ _QMAMBA_AGENTS: dict[str, str] = {
     "qmamba_regularised": f"{_BASELINES}.qmamba_models:qmamba_regularised_agent",
 }
 #: presets with stored Q-Mamba models (``qmamba_models.MODEL_IDS`` names their folders)
-QMAMBA_PRESETS: tuple[str, ...] = ("alg0", "alg2")
+QMAMBA_PRESETS: tuple[str, ...] = ("alg0", "alg1", "alg2")
 #: the trained PPO configurator of Q-Mamba's three presets (not PSO)
 _EXPERT_AGENTS: dict[str, str] = {"ppo_expert": f"{_BASELINES}.experts:ppo_expert_agent"}
 
