@@ -1,4 +1,4 @@
-"""Offline training of Q-Mamba on logged trajectories, on CPU, and its ``gymforge train`` entry.
+"""Offline Q-Mamba training on logged trajectories (CPU or GPU); its ``gymforge train`` entry.
 
 ``fit(data)`` takes trajectories as arrays (a mapping, or anything with an ``arrays`` mapping
 such as :func:`gymforge.envs.metabbo.dataset.load_dataset`'s result), or a dataset by name: a
@@ -17,7 +17,7 @@ asks for one).
 
 Command line::
 
-    gymforge train MetaBBO-v0 --algo qmamba --dataset PATH --out DIR [--epochs 300] [...]
+    gymforge train MetaBBO-v0 --algo qmamba --dataset PATH --out DIR [--epochs 300] [--device cuda]
 """
 
 from __future__ import annotations
@@ -32,9 +32,11 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import Tensor
 
 from gymforge.agents.metabbo.agent import QMambaAgent, save_model
 from gymforge.agents.metabbo.qmamba import QMambaConfig, QMambaNet, behavior_loss, qmamba_loss
+from gymforge.core.devices import check_device
 
 __all__ = [
     "TrainConfig",
@@ -180,8 +182,9 @@ def fit(
     *,
     progress: Callable[[int, dict[str, float]], None] | None = None,
     time_limit: float | None = None,
+    device: str | torch.device = "cpu",
 ) -> TrainResult:
-    """Train a Q-Mamba agent on logged trajectories (CPU).
+    """Train a Q-Mamba agent on logged trajectories, on the CPU or a GPU.
 
     Args:
         data: trajectory arrays (see :func:`trajectory_arrays`).
@@ -190,7 +193,12 @@ def fit(
         train: optimisation options.
         progress: called after each epoch with ``(epoch, mean losses)``.
         time_limit: stop after the epoch that passes this many seconds (``None``: no limit).
+        device: where the network and the dataset's tensors live (checked before any work).
+            The network is initialised on the CPU either way, so a seed gives the same initial
+            weights everywhere; losses are summed on the device and read once per epoch. The
+            returned agent's network is on the CPU.
     """
+    device = check_device(device)
     arrays = trajectory_arrays(data)
     obs, actions = arrays["observations"], arrays["actions"]
     train = train or TrainConfig()
@@ -221,17 +229,20 @@ def fit(
     net.set_normalisation(torch.as_tensor(flat.mean(0)), torch.as_tensor(flat.std(0)))
     optimizer = torch.optim.AdamW(net.parameters(), lr=train.lr, weight_decay=train.weight_decay)
     order_rng = np.random.default_rng(train.seed)
-    tensors = {name: torch.as_tensor(value) for name, value in arrays.items()}
+    net.to(device)
+    tensors = {name: torch.as_tensor(value).to(device) for name, value in arrays.items()}
+    lengths = valid.sum(1)  # each trajectory's valid steps (host copy: no device sync per batch)
     history: list[dict[str, float]] = []
     start = time.perf_counter()
     net.train()
     for epoch in range(train.epochs):
-        sums: dict[str, float] = {}
+        sums: dict[str, Tensor] = {}
         batches = 0
         order = order_rng.permutation(obs.shape[0])
         for first in range(0, len(order), train.batch_size):
-            idx = torch.as_tensor(order[first : first + train.batch_size])
-            horizon = int(tensors["valid"][idx].sum(1).max())
+            rows = order[first : first + train.batch_size]
+            idx = torch.as_tensor(rows).to(device)
+            horizon = int(lengths[rows].max())
             batch = {name: value[idx][:, :horizon] for name, value in tensors.items()}
             q, _ = net(batch["observations"], batch["actions"])
             losses = qmamba_loss(q, batch["actions"], batch["rewards"], batch["valid"], config)
@@ -245,16 +256,18 @@ def fit(
             if train.max_grad_norm is not None:
                 torch.nn.utils.clip_grad_norm_(net.parameters(), train.max_grad_norm)
             optimizer.step()
-            for name, value in losses.items():
-                sums[name] = sums.get(name, 0.0) + float(value.detach())
+            for name, value in losses.items():  # float64 sums, as Python floats would add
+                total = sums.get(name)
+                term = value.detach().to(torch.float64)
+                sums[name] = term if total is None else total + term
             batches += 1
-        record = {name: total / batches for name, total in sums.items()}
+        record = {name: float(total) / batches for name, total in sums.items()}
         history.append(record)
         if progress is not None:
             progress(epoch, record)
         if time_limit is not None and time.perf_counter() - start > time_limit:
             break
-    net.eval()
+    net.eval().cpu()
     return TrainResult(agent=QMambaAgent(net), history=history, seconds=time.perf_counter() - start)
 
 
@@ -262,7 +275,7 @@ def train_cli(env_id: str, argv: list[str]) -> int:
     """``gymforge train ID --algo qmamba --dataset PATH --out DIR [options]``."""
     parser = argparse.ArgumentParser(
         prog=f"gymforge train {env_id} --algo qmamba",
-        description="Train the Q-Mamba offline agent on a collected MetaBBO dataset (CPU).",
+        description="Train the Q-Mamba offline agent on a collected MetaBBO dataset.",
     )
     defaults = TrainConfig()
     parser.add_argument(
@@ -332,8 +345,12 @@ def train_cli(env_id: str, argv: list[str]) -> int:
         "--time-limit", type=float, default=None, help="stop after this many seconds"
     )
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument(
+        "--device", default="cpu", help="where to train: cpu, cuda or cuda:N (default cpu)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     args = parser.parse_args(argv)
+    device = check_device(args.device, "--device")  # before the dataset is read
 
     torch.set_num_threads(args.threads)
     if args.dataset.startswith("minari:") and args.reward != "env":
@@ -369,7 +386,7 @@ def train_cli(env_id: str, argv: list[str]) -> int:
             text = "  ".join(f"{k}={v:.4g}" for k, v in losses.items())
             print(f"epoch {epoch + 1}/{train.epochs}  {text}", flush=True)
 
-    result = fit(data, config, train, progress=report, time_limit=args.time_limit)
+    result = fit(data, config, train, progress=report, time_limit=args.time_limit, device=device)
     save_model(
         result.agent.net,
         args.out,
@@ -379,6 +396,7 @@ def train_cli(env_id: str, argv: list[str]) -> int:
             "history": result.history,
             "seconds": result.seconds,
             "time_limit": args.time_limit,
+            "device": str(device),
             "dataset": {"path": str(args.dataset), "sha256": data.metadata.get("sha256")},
         },
     )

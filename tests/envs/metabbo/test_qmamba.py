@@ -259,3 +259,31 @@ def test_log_error_rewards_on_a_hand_computed_row():
         TrainConfig(reward="perf")
     with pytest.raises(ValueError, match="needs the arrays best_errors"):
         fit(_bandit_data(n=4), train=TrainConfig(epochs=1, reward="log_error"))
+
+
+def test_training_device_is_checked_before_any_work():
+    with pytest.raises(ValueError, match="device"):
+        fit(_bandit_data(n=4), train=TrainConfig(epochs=1), device="tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no usable CUDA device"):
+            fit(_bandit_data(n=4), train=TrainConfig(epochs=1), device="cuda")
+
+
+@pytest.mark.gpu
+def test_training_on_a_gpu_learns_the_rewarded_bins_as_on_the_cpu():
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    torch.set_num_threads(1)
+    data = _bandit_data()
+    config = QMambaConfig(obs_dim=3, action_nvec=(4, 4), d_state=4, gamma=0.5, beta=10.0)
+    train = TrainConfig(epochs=60, batch_size=32, lr=5e-3, seed=0)
+    on_gpu = fit(data, config, train, device="cuda")
+    assert next(on_gpu.agent.net.parameters()).device.type == "cpu"  # returned on the CPU
+    # the same initial weights and minibatches as on the CPU: the first epoch's loss agrees up
+    # to the devices' float rounding
+    first_cpu = fit(data, config, TrainConfig(epochs=1, batch_size=32, lr=5e-3, seed=0))
+    assert on_gpu.history[0]["loss"] == pytest.approx(first_cpu.history[0]["loss"], rel=1e-2)
+    assert on_gpu.history[-1]["loss"] < 0.5 * on_gpu.history[0]["loss"]
+    obs = _bandit_data(n=8, seed=1)["observations"][:, 0]
+    on_gpu.agent.reset()
+    assert (on_gpu.agent.act(obs) == np.array([2, 1])).all(axis=1).mean() >= 0.75

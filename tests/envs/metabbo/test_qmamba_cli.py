@@ -108,6 +108,21 @@ def test_cli_errors_are_clear(tmp_path, capsys):
     assert code != 0 and "not a gymforge dataset" in capsys.readouterr().err
     code = main(
         [
+            "train",
+            "MetaBBO-v0",
+            "--algo",
+            "qmamba",
+            "--dataset",
+            str(tmp_path / "none"),
+            "--out",
+            str(tmp_path / "m"),
+            "--device",
+            "gpu0",
+        ]
+    )  # the device is checked before the (missing) dataset is read
+    assert code != 0 and "--device must be one of" in capsys.readouterr().err
+    code = main(
+        [
             "dataset",
             "collect",
             "MetaBBO-v0",
