@@ -93,33 +93,11 @@ def test_collect_train_and_act_from_the_command_line(tmp_path, capsys):
 
 
 def test_cli_errors_are_clear(tmp_path, capsys):
-    code = main(
-        [
-            "train",
-            "MetaBBO-v0",
-            "--algo",
-            "qmamba",
-            "--dataset",
-            str(tmp_path / "none"),
-            "--out",
-            str(tmp_path / "m"),
-        ]
-    )
+    train = ["train", "MetaBBO-v0", "--algo", "qmamba", "--dataset", str(tmp_path / "none")]
+    train += ["--out", str(tmp_path / "m")]
+    code = main(train)
     assert code != 0 and "not a gymforge dataset" in capsys.readouterr().err
-    code = main(
-        [
-            "train",
-            "MetaBBO-v0",
-            "--algo",
-            "qmamba",
-            "--dataset",
-            str(tmp_path / "none"),
-            "--out",
-            str(tmp_path / "m"),
-            "--device",
-            "gpu0",
-        ]
-    )  # the device is checked before the (missing) dataset is read
+    code = main([*train, "--device", "gpu0"])  # checked before the (missing) dataset is read
     assert code != 0 and "--device must be one of" in capsys.readouterr().err
     code = main(
         [
