@@ -4,10 +4,11 @@ The protocol (``benchmarks/metabbo_protocol.json``, its sha256 recorded in
 ``benchmarks/results/metabbo_test_ledger.md`` before any evaluation under it) fixes the test
 split: the easy split's 8 test functions, instance 1, seeds 1..19 (152 runs per row), D = 10,
 population 100, 500 generations. Models and hyperparameters are chosen on the validation split
-(``benchmarks.metabbo_experts``, ``benchmarks.metabbo_offline_select``); under the protocol this
-script is the only evaluation on the test split, and it evaluates a row at most once: every evaluation is kept
-as its own file under ``benchmarks/results/metabbo_test/`` (``PRESET-ROW.json``, with the per-run
-figures, the command and the time), and a row that already has one is refused.
+(``benchmarks.metabbo_experts``, ``benchmarks.metabbo_offline_select``); under the protocol
+this script is the only evaluation on the test split, and it evaluates a row at most once: every
+evaluation is kept as its own file under ``benchmarks/results/metabbo_test/``
+(``PRESET-ROW.json``, with the per-run figures, the command and the time), and a row that
+already has one is refused.
 
 Rows per preset (``alg0``, ``alg1``, ``alg2``): ``random`` (uniform random configuration, the
 reference of the paired tests), ``best_static`` (the train-split grid-search winner), ``jde``,
@@ -77,9 +78,8 @@ def _agent_factory(preset: str, row: str, models: dict[str, dict[str, str]]) -> 
     from gymforge.baselines.metabbo.experts import ppo_expert_agent
     from gymforge.baselines.metabbo.static import StaticAgent
 
-    if (
-        row == "ppo_expert"
-    ):  # the registered agent: the env's preset picks the expert and its acting
+    # the registered agent: the env's preset picks the expert and its acting
+    if row == "ppo_expert":
         return ppo_expert_agent
     if row in models:
         path = models[row][preset]
