@@ -254,6 +254,10 @@ def summarise(store: Path) -> dict[str, Any]:
                 entry["vs_random"] = {
                     m: paired_test(metric_values[m] - values["random"][m]) for m in METRICS
                 }
+                diff = metric_values["log10_error"] - values["random"]["log10_error"]
+                entry["log10_vs_random_by_function"] = dict(
+                    zip(rs["split"]["function_ids"], np.split(diff, n_fun), strict=True)
+                )
             table[row] = entry
         out[preset] = table
     return out
@@ -264,6 +268,30 @@ def _fmt(mean_ci: tuple[float, tuple[float, float]], digits: int) -> str:
     mean, (low, high) = mean_ci
     spec = f",.{digits}f"
     return f"{mean:{spec}} [{low:{spec}}, {high:{spec}}]"
+
+
+def _by_function(summary: dict[str, Any], rows: list[str]) -> list[str]:
+    """Δlog10 error vs random per test function (mean over its seeds), per configured row."""
+    lines = [
+        "## Per function: Δlog10 error vs random configuration (mean over the seeds)",
+        "",
+        "Read from the stored evaluations above (nothing re-run, nothing chosen from it); "
+        "negative is better than random.",
+        "",
+    ]
+    for p, table in summary.items():
+        functions = next(
+            (e["log10_vs_random_by_function"] for e in table.values() if "vs_random" in e), {}
+        )
+        lines += [f"| {p} | " + " | ".join(f"f{f}" for f in functions) + " |"]
+        lines.append("|---|" + "---:|" * len(functions))
+        for row in rows:
+            by_function = table.get(row, {}).get("log10_vs_random_by_function")
+            if by_function:
+                cells = (f"{float(d.mean()):+.2f}" for d in by_function.values())
+                lines.append(f"| {row} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines[:-1]
 
 
 def render(store: Path) -> str:
@@ -315,6 +343,7 @@ def render(store: Path) -> str:
                     f"{perf['p_value']:.2g} | {_fmt((err['mean'], err['ci95']), 3)} | "
                     f"{err['p_value']:.2g} |"
                 )
+    lines += ["", *_by_function(summary, rows)]
     lines += [
         "",
         "## Evaluations",

@@ -87,13 +87,18 @@ def test_the_test_evaluation_refuses_a_second_run_of_a_row_and_pairs_runs(tmp_pa
         1 - np.asarray(random["runs"]["best_error"]) / e0
     )
     assert summary["shade"]["vs_random"]["perf"]["mean"] == pytest.approx(diff.mean())
+    # per function: the runs are function-major, two seeds per function
+    log10 = [np.log10(np.maximum(r["runs"]["best_error"], 1e-8)) for r in (shade, random)]
+    by_function = summary["shade"]["log10_vs_random_by_function"]
+    assert list(by_function) == [1, 15]
+    assert by_function[15].mean() == pytest.approx((log10[0] - log10[1])[2:].mean())
     assert "vs_random" not in summary["random"]
     # random search against itself scores AEI exp(0 + 0) = 1 on every function
     assert summary["random_search"]["aei"] == (
         pytest.approx(1.0),
         (pytest.approx(1.0), pytest.approx(1.0)),
     )
-    # three metric tables and one paired row
     text = (tmp_path / "metabbo_test.md").read_text()
-    assert text.count("| shade |") == 4
+    assert text.count("| shade |") == 5  # three metric tables, one paired, one per function
+    assert "| alg0 | f1 | f15 |" in text
     assert "python -m benchmarks.metabbo_test --quick" in text
