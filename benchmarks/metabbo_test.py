@@ -12,7 +12,8 @@ already has one is refused.
 
 Rows per preset (``alg0``, ``alg1``, ``alg2``): ``random`` (uniform random configuration, the
 reference of the paired tests), ``best_static`` (the train-split grid-search winner), ``jde``,
-``shade``, ``ppo_expert`` (the trained expert, acting as registered) and, when given with
+``shade``, ``ppo_expert`` (the trained expert, acting as registered), ``ppo_expert_sampled``
+(an expert registered greedy, sampling from its policy instead) and, when given with
 ``--qmamba PRESET=MODEL``, ``qmamba`` (greedy acting, as the reference) and with
 ``--qmamba-regularised PRESET=MODEL`` ``qmamba_regularised``, and with ``--behaviour-cloning
 PRESET=MODEL`` ``behaviour_cloning`` (a model trained with a behaviour head, acting by that head
@@ -48,6 +49,7 @@ import torch
 
 from benchmarks import common
 from benchmarks.metabbo_experts import load_protocol, paired_test
+from gymforge.baselines.metabbo.experts import ACTING
 from gymforge.leaderboards.stats import bootstrap_ci
 
 RESULTS = common.REPO_ROOT / "benchmarks" / "results"
@@ -58,6 +60,7 @@ PRESET_ROWS = (
     "jde",
     "shade",
     "ppo_expert",
+    "ppo_expert_sampled",
     "qmamba",
     "qmamba_regularised",
     "behaviour_cloning",
@@ -81,6 +84,12 @@ def _agent_factory(preset: str, row: str, models: dict[str, dict[str, str]]) -> 
     # the registered agent: the env's preset picks the expert and its acting
     if row == "ppo_expert":
         return ppo_expert_agent
+    if row == "ppo_expert_sampled":  # the same policy sampling (check_jobs: a greedy preset)
+        from gymforge.baselines.metabbo.experts import expert_policy_path
+        from gymforge.baselines.ondevice.agent import TorchPolicyAgent
+
+        policy = expert_policy_path(preset)
+        return lambda env: TorchPolicyAgent(policy, stochastic=True)
     if row in models:
         path = models[row][preset]
         if row == "qmamba":
@@ -167,6 +176,11 @@ def check_jobs(jobs: list[tuple[str, str]], models: dict, store: Path) -> None:
             raise SystemExit(
                 f"{path.name} exists: the protocol evaluates each row's final model once on the "
                 "test split"
+            )
+        if row == "ppo_expert_sampled" and ACTING[preset] == "sampled":
+            raise SystemExit(
+                f"row ppo_expert_sampled on {preset}: that expert is registered sampling, so "
+                "its ppo_expert row is this row"
             )
         if row in models and preset not in models[row]:
             flag = "--" + row.replace("_", "-")
