@@ -126,6 +126,14 @@ def write_json(path: Path, data: Any, indent: int) -> None:
     write_atomic(path, json.dumps(data, indent=indent) + "\n")
 
 
+def write_result_files(stem: Path, result: Any, markdown: str) -> None:
+    """Write a benchmark's ``stem.json`` (indented) and ``stem.md``, each atomically, and print
+    the Markdown."""
+    write_json(stem.with_suffix(".json"), result, indent=2)
+    write_atomic(stem.with_suffix(".md"), markdown + "\n")
+    print(markdown)
+
+
 def parse_scenarios(values: Sequence[str], known: Iterable[str]) -> list[str]:
     """Scenario keys from ``--scenarios`` (space- or comma-separated, any case), in ``known`` order.
 

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from benchmarks import common
-from benchmarks.metabbo_experts import PERMUTATIONS, load_protocol, paired_test
+from benchmarks.metabbo_experts import PERMUTATIONS, load_protocol, paired_test, row_cells
 from gymforge.agents.random_agent import RandomAgent
 from gymforge.baselines.ondevice.agent import TorchPolicyAgent
 from gymforge.envs.metabbo.metrics import evaluate
@@ -173,11 +173,6 @@ def study(runs: list[Path], preset: str, seeds: int) -> dict[str, Any]:
     }
 
 
-def _ci(entry: dict[str, Any], digits: int) -> str:
-    low, high = entry["ci95"]
-    return f"{entry['mean']:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
-
-
 def _table(rows: dict[str, Any]) -> list[str]:
     lines = [
         "| run | env steps | acting | Perf ↑ | log10 error ↓ | ΔPerf vs random | p | "
@@ -185,21 +180,12 @@ def _table(rows: dict[str, Any]) -> list[str]:
         "|---|---:|---|---|---|---|---:|---|---:|",
     ]
     for row in rows.values():
-        vs = row.get("vs_random")
-        paired = (
-            f"{_ci(vs['perf'], 4)} | {vs['perf']['p_value']:.2g} | "
-            f"{_ci(vs['log10_error'], 3)} | {vs['log10_error']['p_value']:.2g}"
-            if vs
-            else "– | – | – | –"
-        )
         head = (
             f"{row.get('run', 'all folds')} | {row['steps']:,} | {row['acting']}"
-            if vs
+            if "vs_random" in row
             else "random | – | –"
         )
-        lines.append(
-            f"| {head} | {_ci(row['perf'], 4)} | {_ci(row['log10_error'], 3)} | {paired} |"
-        )
+        lines.append(f"| {head} | {row_cells(row)} |")
     return lines
 
 
@@ -282,9 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     result["wall_time_s"] = round(time.perf_counter() - start, 1)
     result["machine"] = common.machine_info(["torch", "numpy"])
     out = Path(args.out or RESULTS / f"metabbo_expert_holdout_{args.preset}")
-    common.write_json(out.with_suffix(".json"), result, indent=2)
-    common.write_atomic(out.with_suffix(".md"), render_md(result) + "\n")
-    print(render_md(result))
+    common.write_result_files(out, result, render_md(result))
     return 0
 
 

@@ -114,9 +114,23 @@ def validate(preset: str, split: dict[str, Any], policy_file: Path) -> dict[str,
     }
 
 
-def _ci(entry: dict[str, Any], digits: int) -> str:
+def format_ci(entry: dict[str, Any], digits: int) -> str:
+    """``mean [low, high]`` of an entry with ``mean`` and ``ci95``."""
     low, high = entry["ci95"]
     return f"{entry['mean']:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def row_cells(row: dict[str, Any]) -> str:
+    """A row's Perf and log10 error cells, then its paired tests against random (dashes for
+    the random row itself), as Markdown table cells."""
+    vs = row.get("vs_random")
+    paired = (
+        f"{format_ci(vs['perf'], 4)} | {vs['perf']['p_value']:.2g} | "
+        f"{format_ci(vs['log10_error'], 3)} | {vs['log10_error']['p_value']:.2g}"
+        if vs
+        else "– | – | – | –"
+    )
+    return f"{format_ci(row['perf'], 4)} | {format_ci(row['log10_error'], 3)} | {paired}"
 
 
 def render_md(result: dict[str, Any]) -> str:
@@ -143,16 +157,7 @@ def render_md(result: dict[str, Any]) -> str:
             "|---|---|---|---|---:|---|---:|",
         ]
         for name, row in entry["rows"].items():
-            vs = row.get("vs_random")
-            paired = (
-                f"{_ci(vs['perf'], 4)} | {vs['perf']['p_value']:.2g} | "
-                f"{_ci(vs['log10_error'], 3)} | {vs['log10_error']['p_value']:.2g}"
-                if vs
-                else "– | – | – | –"
-            )
-            lines.append(
-                f"| {name} | {_ci(row['perf'], 4)} | {_ci(row['log10_error'], 3)} | {paired} |"
-            )
+            lines.append(f"| {name} | {row_cells(row)} |")
         acting = ACTING[preset]
         expert = entry["rows"][f"expert_{acting}"]["vs_random"]
         beats = expert["perf"]["ci95"][0] > 0 and expert["log10_error"]["ci95"][1] < 0
@@ -210,9 +215,7 @@ def main(argv: list[str] | None = None) -> int:
                 expert_policy_path(preset).parent / "validation.json", record, indent=2
             )
     out = Path(args.out)
-    common.write_json(out.with_suffix(".json"), result, indent=2)
-    common.write_atomic(out.with_suffix(".md"), render_md(result) + "\n")
-    print(render_md(result))
+    common.write_result_files(out, result, render_md(result))
     return 0
 
 
