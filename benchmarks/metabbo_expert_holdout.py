@@ -63,15 +63,15 @@ def _trained_functions(run: Path) -> tuple[list[int], dict[str, Any]]:
     return sorted(int(f) for f in split), config
 
 
-def _policy_files(run: Path) -> list[tuple[int, Path]]:
-    """``(env steps, policy.pt)`` of every checkpoint of ``run`` and of its final policy."""
+def _policy_files(run: Path, final_steps: int) -> list[tuple[int, Path]]:
+    """``(env steps, policy.pt)`` of every checkpoint of ``run`` and of its final policy
+    (trained ``final_steps``)."""
     found = []
     for folder in sorted((run / "checkpoints").glob("step_*")):
         if (folder / "policy.pt").is_file():
             found.append((int(folder.name.removeprefix("step_")), folder / "policy.pt"))
-    final = int(json.loads((run / "config.json").read_text())["steps"])
-    if (run / "policy.pt").is_file() and final not in {s for s, _ in found}:
-        found.append((final, run / "policy.pt"))
+    if (run / "policy.pt").is_file() and final_steps not in {s for s, _ in found}:
+        found.append((final_steps, run / "policy.pt"))
     return sorted(found)
 
 
@@ -124,7 +124,7 @@ def study(runs: list[Path], preset: str, seeds: int) -> dict[str, Any]:
     validation functions each run did not train on; with one run per fold, the folds pooled."""
     validation = load_protocol()["validation"]
     folds: dict[tuple[int, ...], list[Path]] = {}
-    commands = {}
+    commands, policies = {}, {}
     for run in runs:
         train_fns, config = _trained_functions(run)
         if config["env_id"] != PRESET_IDS[preset]:
@@ -132,6 +132,9 @@ def study(runs: list[Path], preset: str, seeds: int) -> dict[str, Any]:
         held_out = tuple(f for f in validation["function_ids"] if f not in train_fns)
         if not held_out:
             raise SystemExit(f"{run}: trained on every validation function")
+        policies[run] = _policy_files(run, int(config["steps"]))
+        if not policies[run]:
+            raise SystemExit(f"{run}: no policy.pt, neither final nor in checkpoints/step_*")
         folds.setdefault(held_out, []).append(run)
         commands[run.name] = config["command"]
     per_fold: list[dict[str, Any]] = []
@@ -143,7 +146,7 @@ def study(runs: list[Path], preset: str, seeds: int) -> dict[str, Any]:
         randoms.append(random)
         rows = {"random": _summary(random, random, functions)}
         for run in fold_runs:
-            for steps, policy in _policy_files(run):
+            for steps, policy in policies[run]:
                 for acting in ACTINGS:
                     factory = functools.partial(
                         _policy_agent, policy=policy, stochastic=acting == "sampled"

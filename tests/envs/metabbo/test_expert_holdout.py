@@ -115,3 +115,13 @@ def test_runs_that_cannot_be_held_out_are_refused(tmp_path, train, env_id, messa
 def test_a_folder_without_a_finished_run_is_refused(tmp_path):
     with pytest.raises(SystemExit, match=r"no config\.json"):
         holdout.study([tmp_path], "alg0", seeds=1)
+
+
+def test_a_run_without_policies_is_refused_before_any_evaluation(tmp_path, fake_evaluation):
+    good = _run(tmp_path, "fold_a", [f for f in VALIDATION if f != 8])
+    empty = _run(tmp_path, "fold_b", [f for f in VALIDATION if f != 4])
+    shutil.rmtree(empty / "checkpoints")
+    (empty / "policy.pt").unlink()
+    with pytest.raises(SystemExit, match=r"fold_b: no policy\.pt"):
+        holdout.study([good, empty], "alg0", seeds=1)
+    assert fake_evaluation == []
