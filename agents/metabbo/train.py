@@ -41,6 +41,7 @@ from gymforge.core.devices import check_device
 __all__ = [
     "TrainConfig",
     "TrainResult",
+    "checkpoint_folder",
     "fit",
     "log_error_rewards",
     "train_cli",
@@ -181,6 +182,7 @@ def fit(
     train: TrainConfig | None = None,
     *,
     progress: Callable[[int, dict[str, float]], None] | None = None,
+    after_epoch: Callable[[int, QMambaNet, list[dict[str, float]]], None] | None = None,
     time_limit: float | None = None,
     device: str | torch.device = "cpu",
 ) -> TrainResult:
@@ -192,6 +194,8 @@ def fit(
             data's (``K`` dimensions of ``max(actions) + 1`` bins, at least 16).
         train: optimisation options.
         progress: called after each epoch with ``(epoch, mean losses)``.
+        after_epoch: called after each epoch with ``(epoch, network, history so far)``, e.g. to
+            write a checkpoint; it must not change the network (training goes on from it).
         time_limit: stop after the epoch that passes this many seconds (``None``: no limit).
         device: where the network and the dataset's tensors live (checked before any work).
             The network is initialised on the CPU either way, so a seed gives the same initial
@@ -265,10 +269,30 @@ def fit(
         history.append(record)
         if progress is not None:
             progress(epoch, record)
+        if after_epoch is not None:
+            after_epoch(epoch, net, history)
         if time_limit is not None and time.perf_counter() - start > time_limit:
             break
     net.eval().cpu()
     return TrainResult(agent=QMambaAgent(net), history=history, seconds=time.perf_counter() - start)
+
+
+def checkpoint_folder(out: str | Path, every: int) -> Path | None:
+    """Where ``--checkpoint-every`` writes (``OUT.checkpoints``, beside the model folder, which
+    is replaced as a whole when training ends), or ``None`` for ``every == 0``. Refused before
+    any work: a negative ``every``, or a folder that already holds checkpoints (of another run,
+    which would be mixed with this one's)."""
+    if every < 0:
+        raise ValueError(f"--checkpoint-every must be >= 0 (0: no checkpoints), got {every}")
+    if every == 0:
+        return None
+    folder = Path(f"{Path(out)}.checkpoints")
+    if folder.exists() and any(folder.iterdir()):
+        raise ValueError(
+            f"--checkpoint-every: {str(folder)!r} already holds checkpoints; remove it or "
+            "choose another --out"
+        )
+    return folder
 
 
 def train_cli(env_id: str, argv: list[str]) -> int:
@@ -344,6 +368,13 @@ def train_cli(env_id: str, argv: list[str]) -> int:
     parser.add_argument(
         "--time-limit", type=float, default=None, help="stop after this many seconds"
     )
+    parser.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=0,
+        help="also write the model after every N-th epoch to OUT.checkpoints/epoch_K "
+        "(0: only the final model)",
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument(
         "--device", default="cpu", help="where to train: cpu, cuda or cuda:N (default cpu)"
@@ -351,6 +382,7 @@ def train_cli(env_id: str, argv: list[str]) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     args = parser.parse_args(argv)
     device = check_device(args.device, "--device")  # before the dataset is read
+    checkpoints = checkpoint_folder(args.out, args.checkpoint_every)
 
     torch.set_num_threads(args.threads)
     if args.dataset.startswith("minari:") and args.reward != "env":
@@ -386,19 +418,33 @@ def train_cli(env_id: str, argv: list[str]) -> int:
             text = "  ".join(f"{k}={v:.4g}" for k, v in losses.items())
             print(f"epoch {epoch + 1}/{train.epochs}  {text}", flush=True)
 
-    result = fit(data, config, train, progress=report, time_limit=args.time_limit, device=device)
-    save_model(
-        result.agent.net,
-        args.out,
-        extra={
+    def record(history: list[dict[str, float]], seconds: float) -> dict[str, Any]:
+        return {
             "env_id": env_id,
             "train": asdict(train),
-            "history": result.history,
-            "seconds": result.seconds,
+            "history": list(history),
+            "seconds": seconds,
             "time_limit": args.time_limit,
             "device": str(device),
             "dataset": {"path": str(args.dataset), "sha256": data.metadata.get("sha256")},
-        },
+        }
+
+    start = time.perf_counter()
+
+    def checkpoint(epoch: int, net: QMambaNet, history: list[dict[str, float]]) -> None:
+        if checkpoints is not None and (epoch + 1) % args.checkpoint_every == 0:
+            folder = checkpoints / f"epoch_{epoch + 1:03d}"
+            save_model(net, folder, extra=record(history, time.perf_counter() - start))
+
+    result = fit(
+        data,
+        config,
+        train,
+        progress=report,
+        after_epoch=checkpoint,
+        time_limit=args.time_limit,
+        device=device,
     )
+    save_model(result.agent.net, args.out, extra=record(result.history, result.seconds))
     print(f"wrote {args.out} ({len(result.history)} epochs, {result.seconds:.1f} s)")
     return 0

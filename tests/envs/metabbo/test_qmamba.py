@@ -211,6 +211,29 @@ def test_training_reduces_the_loss_and_learns_the_rewarded_bins(tmp_path):
         assert torch.equal(p, q), name
 
 
+def test_after_epoch_sees_each_epochs_network_and_changes_nothing():
+    torch.set_num_threads(1)
+    data = _bandit_data(n=32)
+    config = QMambaConfig(obs_dim=3, action_nvec=(4, 4), d_state=4, gamma=0.5)
+    seen: dict[int, tuple[dict, int]] = {}
+
+    def keep(epoch, net, history):
+        seen[epoch] = ({k: v.clone() for k, v in net.state_dict().items()}, len(history))
+
+    four = fit(data, config, TrainConfig(epochs=4, batch_size=8, seed=3), after_epoch=keep)
+    assert sorted(seen) == [0, 1, 2, 3] and [seen[e][1] for e in range(4)] == [1, 2, 3, 4]
+    plain = fit(data, config, TrainConfig(epochs=4, batch_size=8, seed=3))
+    two = fit(data, config, TrainConfig(epochs=2, batch_size=8, seed=3))
+    assert four.history == plain.history
+    for name, value in plain.agent.net.state_dict().items():
+        assert torch.equal(four.agent.net.state_dict()[name], value), name
+        assert torch.equal(seen[3][0][name], value), name
+        assert torch.equal(seen[1][0][name], two.agent.net.state_dict()[name]), name
+    assert not all(
+        torch.equal(seen[1][0][n], v) for n, v in plain.agent.net.state_dict().items()
+    )
+
+
 def test_agent_restarts_instances_flagged_by_same_step_autoreset():
     torch.manual_seed(3)
     agent = QMambaAgent(QMambaNet(QMambaConfig(obs_dim=4, action_nvec=(16, 16), d_state=4)))

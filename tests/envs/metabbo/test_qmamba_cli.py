@@ -49,18 +49,25 @@ def test_collect_train_and_act_from_the_command_line(tmp_path, capsys):
                 "--out",
                 str(model),
                 "--epochs",
-                "2",
+                "3",
                 "--batch-size",
                 "2",
                 "--d-state",
                 "4",
+                "--checkpoint-every",
+                "2",
                 "--quiet",
             ]
         )
         == 0
     )
     _, record = load_model(model)
-    assert len(record["history"]) == 2 and record["config"]["action_nvec"] == [16, 16, 16]
+    assert len(record["history"]) == 3 and record["config"]["action_nvec"] == [16, 16, 16]
+    # one checkpoint (after epoch 2 of 3), beside the final model, a model folder of its own
+    checkpoints = tmp_path / "model.checkpoints"
+    assert [p.name for p in checkpoints.iterdir()] == ["epoch_002"]
+    _, at_two = load_model(checkpoints / "epoch_002")
+    assert at_two["history"] == record["history"][:2]
     assert record["config"]["d_state"] == 4 and record["dataset"]["sha256"]
     assert record["train"]["batch_size"] == 2 and record["time_limit"] is None
 
@@ -99,6 +106,14 @@ def test_cli_errors_are_clear(tmp_path, capsys):
     assert code != 0 and "not a gymforge dataset" in capsys.readouterr().err
     code = main([*train, "--device", "gpu0"])  # checked before the (missing) dataset is read
     assert code != 0 and "--device must be one of" in capsys.readouterr().err
+    code = main([*train, "--checkpoint-every", "-1"])  # also before the dataset is read
+    assert code != 0 and "--checkpoint-every must be >= 0" in capsys.readouterr().err
+    stale = tmp_path / "m.checkpoints" / "epoch_005"
+    stale.mkdir(parents=True)  # another run's checkpoints: not mixed with this run's
+    code = main([*train, "--checkpoint-every", "1"])
+    assert code != 0 and "already holds checkpoints" in capsys.readouterr().err
+    stale.rmdir()
+    (tmp_path / "m.checkpoints").rmdir()
     code = main(
         [
             "dataset",
