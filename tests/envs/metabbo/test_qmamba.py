@@ -229,9 +229,7 @@ def test_after_epoch_sees_each_epochs_network_and_changes_nothing():
         assert torch.equal(four.agent.net.state_dict()[name], value), name
         assert torch.equal(seen[3][0][name], value), name
         assert torch.equal(seen[1][0][name], two.agent.net.state_dict()[name]), name
-    assert not all(
-        torch.equal(seen[1][0][n], v) for n, v in plain.agent.net.state_dict().items()
-    )
+    assert not all(torch.equal(seen[1][0][n], v) for n, v in plain.agent.net.state_dict().items())
 
 
 def test_agent_restarts_instances_flagged_by_same_step_autoreset():
