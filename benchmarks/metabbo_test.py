@@ -15,7 +15,10 @@ reference of the paired tests), ``best_static`` (the train-split grid-search win
 ``shade``, ``ppo_expert`` (the trained expert, acting as registered), ``ppo_expert_sampled``
 (an expert registered greedy, sampling from its policy instead) and, when given with
 ``--qmamba PRESET=MODEL``, ``qmamba`` (greedy acting, as the reference) and with
-``--qmamba-regularised PRESET=MODEL`` ``qmamba_regularised``, and with ``--behaviour-cloning
+``--qmamba-regularised PRESET=MODEL`` ``qmamba_regularised`` (with
+``--qmamba-regularised-chosen-epochs PRESET=MODEL`` ``qmamba_regularised_chosen_epochs``: the same
+acting, the training length chosen on the validation curve of ``benchmarks.metabbo_qmamba_epochs``),
+and with ``--behaviour-cloning
 PRESET=MODEL`` ``behaviour_cloning`` (a model trained with a behaviour head, acting by that head
 alone: the simplest offline baseline on the same data). Un-configured references, run once
 for all presets (``any-random_search``, ``any-cmaes``): uniform random search and IPOP-CMA-ES
@@ -63,6 +66,7 @@ PRESET_ROWS = (
     "ppo_expert_sampled",
     "qmamba",
     "qmamba_regularised",
+    "qmamba_regularised_chosen_epochs",
     "behaviour_cloning",
 )
 #: acting temperature of the behaviour-cloning row: exp(Q / T) is ~1 for every bin at this T, so
@@ -382,6 +386,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--qmamba", action="append", default=[], help="PRESET=MODEL_FOLDER")
     p.add_argument("--qmamba-regularised", action="append", default=[], help="PRESET=MODEL")
     p.add_argument(
+        "--qmamba-regularised-chosen-epochs",
+        action="append",
+        default=[],
+        help="PRESET=MODEL: regularised acting, training length chosen on validation",
+    )
+    p.add_argument(
         "--behaviour-cloning",
         action="append",
         default=[],
@@ -404,6 +414,9 @@ def main(argv: list[str] | None = None) -> int:
     models = {
         "qmamba": dict(x.split("=", 1) for x in args.qmamba),
         "qmamba_regularised": dict(x.split("=", 1) for x in args.qmamba_regularised),
+        "qmamba_regularised_chosen_epochs": dict(
+            x.split("=", 1) for x in args.qmamba_regularised_chosen_epochs
+        ),
         "behaviour_cloning": dict(x.split("=", 1) for x in args.behaviour_cloning),
     }
     torch.set_num_threads(1)
