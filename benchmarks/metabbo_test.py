@@ -15,10 +15,10 @@ reference of the paired tests), ``best_static`` (the train-split grid-search win
 ``shade``, ``ppo_expert`` (the trained expert, acting as registered), ``ppo_expert_sampled``
 (an expert registered greedy, sampling from its policy instead) and, when given with
 ``--qmamba PRESET=MODEL``, ``qmamba`` (greedy acting, as the reference) and with
-``--qmamba-regularised PRESET=MODEL`` ``qmamba_regularised`` (with
-``--qmamba-regularised-chosen-epochs PRESET=MODEL`` ``qmamba_regularised_chosen_epochs``: the same
-acting, the training length chosen on the validation curve of ``benchmarks.metabbo_qmamba_epochs``),
-and with ``--behaviour-cloning
+``--qmamba-regularised PRESET=MODEL`` ``qmamba_regularised``; ``qmamba_chosen_epochs`` and
+``qmamba_regularised_chosen_epochs`` (``--qmamba-chosen-epochs``,
+``--qmamba-regularised-chosen-epochs``) act as those two, with the training length chosen on
+the validation curve of ``benchmarks.metabbo_qmamba_epochs``; and with ``--behaviour-cloning
 PRESET=MODEL`` ``behaviour_cloning`` (a model trained with a behaviour head, acting by that head
 alone: the simplest offline baseline on the same data). Un-configured references, run once
 for all presets (``any-random_search``, ``any-cmaes``): uniform random search and IPOP-CMA-ES
@@ -65,6 +65,7 @@ PRESET_ROWS = (
     "ppo_expert",
     "ppo_expert_sampled",
     "qmamba",
+    "qmamba_chosen_epochs",
     "qmamba_regularised",
     "qmamba_regularised_chosen_epochs",
     "behaviour_cloning",
@@ -96,7 +97,7 @@ def _agent_factory(preset: str, row: str, models: dict[str, dict[str, str]]) -> 
         return lambda env: TorchPolicyAgent(policy, stochastic=True)
     if row in models:
         path = models[row][preset]
-        if row == "qmamba":
+        if row in ("qmamba", "qmamba_chosen_epochs"):
             return lambda env: load_agent(path, support_threshold=0.0, temperature=0.0)
         if row == "behaviour_cloning":  # the behaviour head alone: T so high exp(Q / T) is flat
             return lambda env: load_agent(path, support_threshold=0.0, temperature=BC_TEMPERATURE)
@@ -386,6 +387,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--qmamba", action="append", default=[], help="PRESET=MODEL_FOLDER")
     p.add_argument("--qmamba-regularised", action="append", default=[], help="PRESET=MODEL")
     p.add_argument(
+        "--qmamba-chosen-epochs",
+        action="append",
+        default=[],
+        help="PRESET=MODEL: greedy acting, training length chosen on validation",
+    )
+    p.add_argument(
         "--qmamba-regularised-chosen-epochs",
         action="append",
         default=[],
@@ -414,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     models = {
         "qmamba": dict(x.split("=", 1) for x in args.qmamba),
         "qmamba_regularised": dict(x.split("=", 1) for x in args.qmamba_regularised),
+        "qmamba_chosen_epochs": dict(x.split("=", 1) for x in args.qmamba_chosen_epochs),
         "qmamba_regularised_chosen_epochs": dict(
             x.split("=", 1) for x in args.qmamba_regularised_chosen_epochs
         ),

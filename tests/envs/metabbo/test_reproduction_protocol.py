@@ -77,10 +77,10 @@ def test_the_test_evaluation_refuses_a_second_run_of_a_row_and_pairs_runs(tmp_pa
         metabbo_test.main([*args[:-1], "jde,shade"])
     with pytest.raises(SystemExit, match="needs --qmamba alg0=MODEL_FOLDER"):
         metabbo_test.main([*args[:-1], "qmamba"])
-    with pytest.raises(
-        SystemExit, match="needs --qmamba-regularised-chosen-epochs alg0=MODEL_FOLDER"
-    ):
-        metabbo_test.main([*args[:-1], "qmamba_regularised_chosen_epochs"])
+    for row in ("qmamba_chosen_epochs", "qmamba_regularised_chosen_epochs"):
+        flag = "--" + row.replace("_", "-")
+        with pytest.raises(SystemExit, match=f"needs {flag} alg0=MODEL_FOLDER"):
+            metabbo_test.main([*args[:-1], row])
     # the Alg0 expert is registered sampling: its sampled row is its ppo_expert row
     with pytest.raises(SystemExit, match="registered sampling"):
         metabbo_test.main([*args[:-1], "ppo_expert_sampled"])
