@@ -62,6 +62,21 @@ def paired_test(diff: np.ndarray) -> dict[str, Any]:
     return {"mean": float(diff.mean()), "ci95": [low, high], "p_value": p_value}
 
 
+def validation_runs(policy: Any, preset: str, split: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Per-run Perf and log10 final error of ``policy`` (an agent or ``f(env)``) on the
+    validation ``split`` (the protocol's, or one of the same shape), function-major."""
+    out = evaluate(
+        policy,
+        preset=preset,
+        split=split["function_ids"],
+        subset=split["subset"],
+        seeds=len(split["seeds"]),
+        instance_id=split["instance_id"],
+        with_random_search=False,
+    )
+    return {m: np.asarray(out["runs"][m]).ravel() for m in ("perf", "log10_error")}
+
+
 def _policies(preset: str, policy_file: Path) -> dict[str, Callable[[Any], Any]]:
     return {
         "random": lambda env: RandomAgent(env),
@@ -80,16 +95,7 @@ def validate(preset: str, split: dict[str, Any], policy_file: Path) -> dict[str,
         raise ValueError("the validation seeds must be 1..n (metrics.evaluate runs seeds 1..n)")
     for name, policy in _policies(preset, policy_file).items():
         start = time.perf_counter()
-        out = evaluate(
-            policy,
-            preset=preset,
-            split=split["function_ids"],
-            subset=split["subset"],
-            seeds=len(split["seeds"]),
-            instance_id=split["instance_id"],
-            with_random_search=False,
-        )
-        runs[name] = {m: np.asarray(out["runs"][m]).ravel() for m in ("perf", "log10_error")}
+        runs[name] = validation_runs(policy, preset, split)
         rows[name] = {
             metric: {"mean": float(values.mean()), "ci95": list(bootstrap_ci(values))}
             for metric, values in runs[name].items()

@@ -31,12 +31,17 @@ import numpy as np
 import torch
 
 from benchmarks import common
-from benchmarks.metabbo_experts import PERMUTATIONS, format_ci, load_protocol, paired_test
+from benchmarks.metabbo_experts import (
+    PERMUTATIONS,
+    format_ci,
+    load_protocol,
+    paired_test,
+    validation_runs,
+)
 from gymforge.agents.metabbo.agent import WEIGHTS_FILE, load_agent, load_model
 from gymforge.agents.random_agent import RandomAgent
 from gymforge.baselines.metabbo.experts import ACTING, expert_policy_path
 from gymforge.baselines.ondevice.agent import TorchPolicyAgent
-from gymforge.envs.metabbo.metrics import evaluate
 from gymforge.leaderboards.stats import bootstrap_ci
 
 RESULTS = common.REPO_ROOT / "benchmarks" / "results"
@@ -66,16 +71,7 @@ def _digest(model: Path) -> str:
 
 def _evaluate_row(factory: Callable[[Any], Any] | Any, preset: str, validation: dict) -> Runs:
     """Per-run Perf and log10 error of one agent on the validation split."""
-    out = evaluate(
-        factory,
-        preset=preset,
-        split=validation["function_ids"],
-        subset=validation["subset"],
-        seeds=len(validation["seeds"]),
-        instance_id=validation["instance_id"],
-        with_random_search=False,
-    )
-    return {m: np.asarray(out["runs"][m]).ravel() for m in METRICS}
+    return validation_runs(factory, preset, validation)
 
 
 def _expert(preset: str) -> Callable[[Any], Any]:
