@@ -35,14 +35,19 @@ import numpy as np
 import torch
 
 from benchmarks import common
-from benchmarks.metabbo_experts import PERMUTATIONS, load_protocol, paired_test, row_cells
+from benchmarks.metabbo_experts import (
+    PERMUTATIONS,
+    load_protocol,
+    paired_test,
+    row_cells,
+    validation_runs,
+)
 from gymforge.agents.random_agent import RandomAgent
+from gymforge.baselines.metabbo.experts import EXPERT_IDS
 from gymforge.baselines.ondevice.agent import TorchPolicyAgent
-from gymforge.envs.metabbo.metrics import evaluate
 from gymforge.leaderboards.stats import bootstrap_ci
 
 RESULTS = common.REPO_ROOT / "benchmarks" / "results"
-PRESET_IDS = {"alg0": "MetaBBO-v0", "alg1": "MetaBBO-Alg1-v0", "alg2": "MetaBBO-Alg2-v0"}
 METRICS = ("perf", "log10_error")
 ACTINGS = ("sampled", "greedy")
 Runs = dict[str, np.ndarray]  # metric -> per-run values
@@ -84,16 +89,8 @@ def _evaluate_row(
 ) -> Runs:
     """Per-run Perf and log10 error of one agent on ``functions`` (validation instance)."""
     validation = load_protocol()["validation"]
-    out = evaluate(
-        factory,
-        preset=preset,
-        split=functions,
-        subset=validation["subset"],
-        seeds=seeds,
-        instance_id=validation["instance_id"],
-        with_random_search=False,
-    )
-    return {m: np.asarray(out["runs"][m]).ravel() for m in METRICS}
+    split = {**validation, "function_ids": functions, "seeds": list(range(1, seeds + 1))}
+    return validation_runs(factory, preset, split)
 
 
 def _summary(values: Runs, random: Runs, functions: list[int]) -> dict[str, Any]:
@@ -127,8 +124,8 @@ def study(runs: list[Path], preset: str, seeds: int) -> dict[str, Any]:
     commands, policies = {}, {}
     for run in runs:
         train_fns, config = _trained_functions(run)
-        if config["env_id"] != PRESET_IDS[preset]:
-            raise SystemExit(f"{run}: trained on {config['env_id']}, not {PRESET_IDS[preset]}")
+        if config["env_id"] != EXPERT_IDS[preset]:
+            raise SystemExit(f"{run}: trained on {config['env_id']}, not {EXPERT_IDS[preset]}")
         held_out = tuple(f for f in validation["function_ids"] if f not in train_fns)
         if not held_out:
             raise SystemExit(f"{run}: trained on every validation function")
@@ -255,7 +252,7 @@ def render_md(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="gymforge train run folders")
-    parser.add_argument("--preset", default="alg0", choices=sorted(PRESET_IDS))
+    parser.add_argument("--preset", default="alg0", choices=sorted(EXPERT_IDS))
     parser.add_argument("--seeds", type=int, default=20, help="seeds 1..N per function")
     parser.add_argument("--out", default=None, help="output stem (default: results folder)")
     args = parser.parse_args(argv)

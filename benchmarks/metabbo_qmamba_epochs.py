@@ -23,7 +23,6 @@ import argparse
 import hashlib
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +39,10 @@ from benchmarks.metabbo_experts import (
 )
 from gymforge.agents.metabbo.agent import WEIGHTS_FILE, load_agent, load_model
 from gymforge.agents.random_agent import RandomAgent
-from gymforge.baselines.metabbo.experts import ACTING, expert_policy_path
-from gymforge.baselines.ondevice.agent import TorchPolicyAgent
+from gymforge.baselines.metabbo.experts import EXPERT_IDS, ppo_expert_agent
 from gymforge.leaderboards.stats import bootstrap_ci
 
 RESULTS = common.REPO_ROOT / "benchmarks" / "results"
-PRESET_IDS = {"alg0": "MetaBBO-v0", "alg1": "MetaBBO-Alg1-v0", "alg2": "MetaBBO-Alg2-v0"}
 METRICS = ("perf", "log10_error")
 REFERENCES = ("random", "expert")
 Runs = dict[str, np.ndarray]  # metric -> per-run values
@@ -69,16 +66,6 @@ def _digest(model: Path) -> str:
     return hashlib.sha256((model / WEIGHTS_FILE).read_bytes()).hexdigest()
 
 
-def _evaluate_row(factory: Callable[[Any], Any] | Any, preset: str, validation: dict) -> Runs:
-    """Per-run Perf and log10 error of one agent on the validation split."""
-    return validation_runs(factory, preset, validation)
-
-
-def _expert(preset: str) -> Callable[[Any], Any]:
-    policy, stochastic = expert_policy_path(preset), ACTING[preset] == "sampled"
-    return lambda env: TorchPolicyAgent(policy, stochastic=stochastic)
-
-
 def _summary(values: Runs, references: dict[str, Runs]) -> dict[str, Any]:
     row: dict[str, Any] = {
         m: {"mean": float(v.mean()), "ci95": list(bootstrap_ci(v))} for m, v in values.items()
@@ -95,8 +82,8 @@ def study(models: list[Path], preset: str, previous: dict[str, Any] | None) -> d
     validation = load_protocol()["validation"]
     records = {model: load_model(model)[1] for model in models}
     for model, record in records.items():  # refused before any evaluation
-        if record.get("env_id") not in (None, PRESET_IDS[preset]):
-            raise SystemExit(f"{model}: a model of {record['env_id']}, not {PRESET_IDS[preset]}")
+        if record.get("env_id") not in (None, EXPERT_IDS[preset]):
+            raise SystemExit(f"{model}: a model of {record['env_id']}, not {EXPERT_IDS[preset]}")
     kept = previous["rows"] if previous else {}
     runs: dict[str, Runs] = {}
     rows: dict[str, Any] = {}
@@ -104,8 +91,9 @@ def study(models: list[Path], preset: str, previous: dict[str, Any] | None) -> d
         if name in kept:
             runs[name] = {m: np.asarray(kept[name]["runs"][m]) for m in METRICS}
         else:
-            factory = _expert(preset) if name == "expert" else (lambda env: RandomAgent(env))
-            runs[name] = _evaluate_row(factory, preset, validation)
+            # the registered expert: the env's preset picks its policy and acting
+            factory = ppo_expert_agent if name == "expert" else RandomAgent
+            runs[name] = validation_runs(factory, preset, validation)
         rows[name] = {"runs": {m: runs[name][m].tolist() for m in METRICS}}
     for model, record in records.items():
         key, digest = str(model), _digest(model)
@@ -114,7 +102,7 @@ def study(models: list[Path], preset: str, previous: dict[str, Any] | None) -> d
         if old is not None and old.get("sha256") == digest:
             values = {m: np.asarray(old["runs"][m]) for m in METRICS}
         else:
-            values = _evaluate_row(load_agent(model), preset, validation)
+            values = validation_runs(load_agent(model), preset, validation)
         runs[key] = values
         rows[key] = {
             "epochs": len(record.get("history", [])),
@@ -172,7 +160,7 @@ def render_md(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="+", type=Path, help="model or checkpoints folders")
-    parser.add_argument("--preset", choices=sorted(PRESET_IDS), default="alg0")
+    parser.add_argument("--preset", choices=sorted(EXPERT_IDS), default="alg0")
     parser.add_argument("--out", default=None, help="stem of the results files")
     args = parser.parse_args(argv)
     models = model_folders(args.models)  # refused before any evaluation

@@ -49,7 +49,7 @@ def fake_evaluation(monkeypatch):
             perf, err = (0.92, -2.0) if calls[-1] == "expert" else (0.9, -1.0)
         return {"perf": np.full(N_RUNS, perf), "log10_error": np.full(N_RUNS, err)}
 
-    monkeypatch.setattr(epochs, "_evaluate_row", fake)
+    monkeypatch.setattr(epochs, "validation_runs", fake)
     monkeypatch.setattr(epochs, "load_agent", load_agent)
     return calls
 
