@@ -21,9 +21,11 @@ NOTES: dict[str, str] = {
     "metabbo/MetaBBO": (
         "Q-Mamba is now a row (the protocol's text predates the trained models): the registry "
         "agents `qmamba` (greedy acting) and `qmamba_regularised`, trained for 12 epochs on "
-        "10,000 trajectories of the trained PPO expert and random configuration; with 20 "
-        "episodes their confidence intervals overlap those of random and of the expert, and the "
-        "paired test-split comparison is in `benchmarks/results/metabbo_reproduction.md`"
+        "10,000 trajectories of the trained PPO expert and random configuration, and "
+        "`qmamba_chosen_epochs`, the greedy checkpoint of a 35-epoch run chosen on the "
+        "validation split (epoch 22); with 20 episodes their confidence intervals overlap those "
+        "of random and of the expert, and the paired test-split comparison is in "
+        "`benchmarks/results/metabbo_reproduction.md`"
     ),
 }
 

@@ -29,6 +29,12 @@ _QMAMBA_AGENTS: dict[str, str] = {
 }
 #: presets with stored Q-Mamba models (``qmamba_models.MODEL_IDS`` names their folders)
 QMAMBA_PRESETS: tuple[str, ...] = ("alg0", "alg1", "alg2")
+#: the checkpoint of a longer run chosen on the validation curve, where one was chosen
+_QMAMBA_CHOSEN_AGENT: dict[str, str] = {
+    "qmamba_chosen_epochs": f"{_BASELINES}.qmamba_models:qmamba_chosen_epochs_agent",
+}
+#: presets with such a checkpoint (``qmamba_models.CHOSEN_EPOCH_FOLDERS`` names their folders)
+QMAMBA_CHOSEN_EPOCH_PRESETS: tuple[str, ...] = ("alg0",)
 #: the trained PPO configurator of Q-Mamba's three presets (not PSO)
 _EXPERT_AGENTS: dict[str, str] = {"ppo_expert": f"{_BASELINES}.experts:ppo_expert_agent"}
 
@@ -41,6 +47,8 @@ def _spec(id_: str, preset: str, summary: str, version: int) -> EnvSpec:
         agents |= _EXPERT_AGENTS
     if preset in QMAMBA_PRESETS:
         agents |= _QMAMBA_AGENTS
+    if preset in QMAMBA_CHOSEN_EPOCH_PRESETS:
+        agents |= _QMAMBA_CHOSEN_AGENT
     return EnvSpec(
         id=f"{id_}-v{version}",
         family="metabbo",

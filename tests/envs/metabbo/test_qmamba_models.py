@@ -11,13 +11,15 @@ import pytest
 
 import gymforge  # noqa: F401 - registers the ids
 from gymforge.baselines.metabbo.qmamba_models import (
+    CHOSEN_EPOCH_FOLDERS,
     MODEL_FOLDERS,
     MODEL_IDS,
     model_folder,
     qmamba_agent,
+    qmamba_chosen_epochs_agent,
     qmamba_regularised_agent,
 )
-from gymforge.ids.metabbo import QMAMBA_PRESETS
+from gymforge.ids.metabbo import QMAMBA_CHOSEN_EPOCH_PRESETS, QMAMBA_PRESETS
 from gymforge.registry import get_spec
 
 PRESET_IDS = {
@@ -78,3 +80,35 @@ def test_model_folders_record_their_training_and_data(preset):
         assert (
             "--expert ppo_expert --mu 0.5 --episodes 10000" in config["dataset"]["collect_command"]
         )
+
+
+def test_chosen_checkpoints_registered_where_stored_and_refused_elsewhere():
+    assert set(QMAMBA_CHOSEN_EPOCH_PRESETS) == set(CHOSEN_EPOCH_FOLDERS) <= set(MODEL_IDS)
+    for preset, name in PRESET_IDS.items():
+        for version in (0, 1):
+            agents = set(get_spec(f"{name}-v{version}").agents)
+            assert ("qmamba_chosen_epochs" in agents) == (preset in CHOSEN_EPOCH_FOLDERS)
+    unchosen = sorted(set(MODEL_IDS) - set(CHOSEN_EPOCH_FOLDERS))
+    for preset in unchosen:
+        with pytest.raises(ValueError, match="presets with one"):
+            model_folder(preset, "qmamba_chosen_epochs")
+    with pytest.raises(ValueError, match="qmamba_chosen_epochs"):
+        model_folder("alg0", "qmamba_best")
+
+
+@pytest.mark.parametrize("preset", sorted(CHOSEN_EPOCH_FOLDERS))
+def test_chosen_checkpoint_is_a_greedy_model_of_its_preset_data(preset):
+    folder = model_folder(preset, "qmamba_chosen_epochs")
+    config = json.loads((folder / "config.json").read_text())
+    shipped = json.loads((model_folder(preset, "qmamba") / "config.json").read_text())
+    assert config["env_id"] == MODEL_IDS[preset] and config["config"]["bc_weight"] == 0.0
+    assert config["dataset"]["sha256"] == shipped["dataset"]["sha256"]
+    assert "--checkpoint-every" in config["training_command"] and "epoch_" in config["checkpoint"]
+    venv = gym.make_vec(
+        f"{PRESET_IDS[preset]}-v0", num_envs=8, vectorization_mode="vector_entry_point"
+    )
+    obs, _ = venv.reset(seed=0)
+    chosen, shipped_agent = qmamba_chosen_epochs_agent(venv), qmamba_agent(venv)
+    a = [_actions(chosen, obs, seed) for seed in (1, 2)]
+    assert np.array_equal(a[0], a[1])  # greedy: seed-free
+    assert not np.array_equal(a[0], _actions(shipped_agent, obs, 1))  # another network
