@@ -59,8 +59,7 @@ def model_folder(preset: str, name: str) -> Path:
         return MODELS / MODEL_IDS[preset] / CHOSEN_EPOCH_FOLDERS[preset]
     if name not in MODEL_FOLDERS:
         raise ValueError(
-            f"unknown Q-Mamba model {name!r}; models: "
-            f"{[*MODEL_FOLDERS, 'qmamba_chosen_epochs']}"
+            f"unknown Q-Mamba model {name!r}; models: {[*MODEL_FOLDERS, 'qmamba_chosen_epochs']}"
         )
     return MODELS / MODEL_IDS[preset] / MODEL_FOLDERS[name]
 
