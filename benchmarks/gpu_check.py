@@ -6,7 +6,10 @@ whose resets draw on the device from counter-based streams): the same batch on t
 step by step (fraction of bit-equal values and the largest difference per field), device-to-host
 synchronisations per ``step`` (CUDA only, ``torch.cuda.set_sync_debug_mode``), batch independence
 on the device, and env steps/s over a range of batch sizes. Then the on-device PPO trainer on
-WaitingTime. Writes ``gpu_check.json`` and ``gpu_check.md`` to ``--out``.
+WaitingTime, and Q-Mamba's offline training speed at the paper's shapes (trajectories of 500
+steps, batch 64; timing only, on synthetic data of the Alg0 dataset's shapes), extrapolated to
+an epoch of 10,000 trajectories and to the paper's 300 epochs. Writes ``gpu_check.json`` and
+``gpu_check.md`` to ``--out``.
 
     python -m benchmarks.gpu_check --device cuda                   # ~5 minutes on a GPU
     python -m benchmarks.gpu_check --device cpu --quick --out DIR  # the dry run CI runs
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 import sys
 import tempfile
@@ -116,6 +120,45 @@ def check_trainer(device: str, quick: bool) -> dict[str, Any]:
     return {"steps": steps, "n_envs": n_envs, "seconds": time.perf_counter() - started, **summary}
 
 
+#: Q-Mamba's paper-scale training: trajectories per epoch, epochs, batch, steps per trajectory
+QMAMBA_PAPER = {"trajectories": 10_000, "epochs": 300, "batch_size": 64, "horizon": 500}
+
+
+def check_qmamba(device: str, quick: bool) -> dict[str, Any]:
+    """Seconds per minibatch of Q-Mamba training on ``device`` at the paper's shapes (Alg0: nine
+    features, three action bins of 16), from one epoch over ``batches`` minibatches after a
+    warm-up epoch; extrapolated to a 10,000-trajectory epoch and to 300 epochs."""
+    from gymforge.agents.metabbo.train import TrainConfig, fit
+
+    batch, horizon = QMAMBA_PAPER["batch_size"], QMAMBA_PAPER["horizon"]
+    batches = 2 if quick else 20
+    if quick:
+        horizon = 20
+    rng = np.random.default_rng(0)
+    n = batch * batches
+    data = {
+        "observations": rng.random((n, horizon, 9), dtype=np.float32),
+        "actions": rng.integers(0, 16, (n, horizon, 3)),
+        "rewards": rng.random((n, horizon), dtype=np.float32) / horizon,
+        "valid": np.ones((n, horizon), dtype=bool),
+    }
+    try:
+        fit(data, train=TrainConfig(epochs=1, batch_size=batch), device=device)  # warm-up
+        result = fit(data, train=TrainConfig(epochs=1, batch_size=batch), device=device)
+    except Exception as error:
+        return {"error": f"{type(error).__name__}: {error}"}
+    per_batch = result.seconds / batches
+    epoch = per_batch * math.ceil(QMAMBA_PAPER["trajectories"] / batch)
+    return {
+        "batch_size": batch,
+        "horizon": horizon,
+        "batches_timed": batches,
+        "seconds_per_batch": per_batch,
+        "seconds_per_paper_epoch": epoch,
+        "hours_for_paper_epochs": epoch * QMAMBA_PAPER["epochs"] / 3600,
+    }
+
+
 def environment(device: str) -> dict[str, Any]:
     info = {
         "torch": torch.__version__,
@@ -150,6 +193,7 @@ def markdown(result: dict[str, Any]) -> str:
             f"{syncs} | {row['batch_independence']} | {rates} |"
         )
     lines += ["", f"Trainer: {json.dumps(result['trainer'])}", ""]
+    lines += [f"Q-Mamba training: {json.dumps(result['qmamba'])}", ""]
     return "\n".join(lines)
 
 
@@ -184,11 +228,14 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     result["trainer"] = check_trainer(args.device, args.quick)
+    result["qmamba"] = check_qmamba(args.device, args.quick)
     (args.out / "gpu_check.json").write_text(json.dumps(result, indent=1) + "\n")
     (args.out / "gpu_check.md").write_text(markdown(result))
     print(f"wrote {args.out / 'gpu_check.md'}")
-    failed = [row["id"] for row in result["ids"] if "error" in row] + (
-        ["trainer"] if "error" in result["trainer"] else []
+    failed = (
+        [row["id"] for row in result["ids"] if "error" in row]
+        + (["trainer"] if "error" in result["trainer"] else [])
+        + (["qmamba"] if "error" in result["qmamba"] else [])
     )
     return 1 if failed else 0
 

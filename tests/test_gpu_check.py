@@ -17,6 +17,14 @@ def test_gpu_check_dry_run_on_the_cpu(tmp_path: Path) -> None:
         assert all(v["equal_fraction"] == 1.0 for v in row["agreement"].values())  # CPU vs CPU
         assert all(rate > 0 for rate in row["steps_per_s"].values())
     assert result["trainer"]["steps_per_s"] > 0
+    qmamba = result["qmamba"]
+    assert qmamba["seconds_per_batch"] > 0 and qmamba["horizon"] == 20  # the quick shapes
+    # 10,000 trajectories in batches of 64: 157 minibatches per epoch, 300 epochs
+    assert qmamba["seconds_per_paper_epoch"] == qmamba["seconds_per_batch"] * 157
+    assert (
+        abs(qmamba["hours_for_paper_epochs"] * 3600 - 300 * qmamba["seconds_per_paper_epoch"])
+        < 1e-6
+    )
     assert "| LineFlow-WaitingTime-v0 |" in (tmp_path / "gpu_check.md").read_text()
 
 
