@@ -28,21 +28,19 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.metabbo_qmamba_epochs import model_folders
 from gymforge.agents.metabbo.agent import WEIGHTS_FILE, load_model, save_model
 
 CHECKPOINT = re.compile(r"epoch_(\d+)$")
 
 
 def checkpoints(folder: Path) -> dict[int, Path]:
-    """``{epoch: model folder}`` of a checkpoints folder (``epoch_K`` children)."""
-    found = {}
-    for child in sorted(folder.iterdir()) if folder.is_dir() else []:
-        match = CHECKPOINT.match(child.name)
-        if match and (child / WEIGHTS_FILE).is_file():
-            found[int(match.group(1))] = child
-    if not found:
+    """``{epoch: model folder}`` of a checkpoints folder (its ``epoch_K`` children)."""
+    found = model_folders([folder]) if folder.is_dir() else []
+    epochs = {child: CHECKPOINT.match(child.name) for child in found}
+    if not found or not all(epochs.values()):
         raise SystemExit(f"{folder}: no epoch_K model folders (a --checkpoint-every run's output)")
-    return dict(sorted(found.items()))
+    return {int(match.group(1)): child for child, match in epochs.items()}
 
 
 def second_half(epochs: list[int]) -> int:
@@ -99,8 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     record["average_command"] = " ".join(["python -m benchmarks.metabbo_qmamba_average", *words])
     save_model(net, args.out, extra=record)
-    epochs = [int(CHECKPOINT.match(folder.name).group(1)) for folder in chosen]
-    print(f"wrote {args.out}: mean of epochs {epochs}")
+    print(f"wrote {args.out}: mean of epochs {[e for e in found if e >= first]}")
     return 0
 
 

@@ -66,5 +66,9 @@ def test_refuses_checkpoints_of_different_networks(tmp_path: Path) -> None:
 
 
 def test_refuses_a_folder_without_checkpoints(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit, match="no epoch_K model folders"):
+    with pytest.raises(SystemExit, match="nor a checkpoints folder"):
         average_script.main([str(tmp_path), "--out", str(tmp_path / "average")])
+    model = _checkpoint(tmp_path / "model", seed=1)  # one model, not a run's checkpoints
+    with pytest.raises(SystemExit, match="no epoch_K model folders"):
+        average_script.main([str(model), "--out", str(tmp_path / "average")])
+    assert not (tmp_path / "average").exists()
