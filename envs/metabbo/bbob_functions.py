@@ -31,7 +31,7 @@ import torch
 from torch import Tensor
 
 from gymforge.core.host_guards import guards_enabled
-from gymforge.envs.metabbo.workspace import temporary
+from gymforge.envs.metabbo.workspace import row_block, temporary
 
 __all__ = ["FUNCTION_NAMES", "KERNELS", "KernelArgs"]
 
@@ -143,8 +143,22 @@ def _rot(m: Tensor, z: Tensor, out: Tensor | None = None) -> Tensor:
     can depend on the batch size and memory layout: each instance's result must not depend on
     the rest of the batch. The sum runs in a ``[b, D, P]`` layout, where each term is a column
     of ``m`` times a contiguous row of ``z``'s transpose (a vectorised inner loop), then is
-    transposed back; the additions are the same, in the same order.
+    transposed back; the additions are the same, in the same order. A large batch runs in
+    blocks of instances (:func:`~.workspace.row_block`) whose work tensors stay in cache.
     """
+    b, p, d = z.shape
+    step = row_block(p * d, z)
+    if b <= step:
+        return _rot_block(m, z, out)
+    # a large batch block by block (the same bits: each instance is summed on its own)
+    out = torch.empty_like(z, memory_format=torch.contiguous_format) if out is None else out
+    for lo in range(0, b, step):
+        _rot_block(m[lo : lo + step], z[lo : lo + step], out[lo : lo + step])
+    return out
+
+
+def _rot_block(m: Tensor, z: Tensor, out: Tensor | None) -> Tensor:
+    """:func:`_rot` of one block of instances."""
     b, p, d = z.shape
     # z's coordinates, D x [b, 1, P]; the sum and every product in reused scratch buffers
     zt = temporary("rot_z", (b, d, p), z.dtype, z.device).copy_(z.transpose(1, 2))

@@ -32,7 +32,7 @@ from torch import Tensor
 from gymforge.envs.metabbo import bbob_functions as bf
 from gymforge.envs.metabbo.bbob_functions import KernelArgs
 from gymforge.envs.metabbo.bbob_instances import GALLAGHER_PEAKS
-from gymforge.envs.metabbo.workspace import temporary
+from gymforge.envs.metabbo.workspace import row_block, temporary
 
 if TYPE_CHECKING:  # bbob imports this module
     from gymforge.envs.metabbo.bbob import BBOBInstances
@@ -217,16 +217,14 @@ def evaluate_staged(instances: BBOBInstances, x: Tensor) -> Tensor:
     lo, hi = p.span(ROTATE_1)
     if hi > lo:
         bf._rot(p.rot1, s[lo:hi], out=s[lo:hi])
-    lo, hi = p.span(OSZ)
-    if hi > lo:
-        buffers = [temporary(f"stage_osz{i}", s[lo:hi].shape, x.dtype, x.device) for i in range(3)]
-        s[lo:hi].copy_(bf._t_osz(s[lo:hi], (buffers[0], buffers[1], buffers[2])))
-    if 15 in p.spans:
-        lo, hi = p.spans[15]
-        s[lo:hi].copy_(bf._t_asy(s[lo:hi], 0.2))
-    lo, hi = p.span(ASY_05)
-    if hi > lo:
-        s[lo:hi].copy_(bf._t_asy(s[lo:hi], 0.5))
+    for rows in _blocks(p.span(OSZ), s):
+        block = s[rows]
+        buffers = [temporary(f"stage_osz{i}", block.shape, x.dtype, x.device) for i in range(3)]
+        block.copy_(bf._t_osz(block, (buffers[0], buffers[1], buffers[2])))
+    for rows in _blocks(p.spans.get(15, (0, 0)), s):
+        s[rows].copy_(bf._t_asy(s[rows], 0.2))
+    for rows in _blocks(p.span(ASY_05), s):
+        s[rows].copy_(bf._t_asy(s[rows], 0.5))
     lo, hi = p.span(COND_BEFORE_2)
     if hi > lo:
         s[lo:hi].mul_(p.cond[lo:hi])
@@ -251,6 +249,14 @@ def evaluate_staged(instances: BBOBInstances, x: Tensor) -> Tensor:
     values = [_tail(p, fids, s, xp, pen, z_hat0) for fids in _TAIL_GROUPS]
     out = torch.cat([v for v in values if v is not None]).add_(p.f_opt)
     return out if p.inverse is None else out.index_select(0, p.inverse)
+
+
+def _blocks(span: tuple[int, int], s: Tensor) -> list[slice]:
+    """The rows ``[lo, hi)`` of ``s`` (``[B, P, D]``) in blocks whose ``[n, P, D]`` work tensors
+    stay in cache (:func:`~.workspace.row_block`); no block when the span is empty."""
+    lo, hi = span
+    step = row_block(s.shape[1] * s.shape[2], s)
+    return [slice(i, min(i + step, hi)) for i in range(lo, hi, step)]
 
 
 #: functions whose outer parts run together (contiguous in STAGE_ORDER), in stage order
@@ -424,6 +430,28 @@ def _attractive_sector(a: KernelArgs, z: Tensor, x: Tensor, pen: Tensor) -> Tens
 
 
 _Tail = Callable[[KernelArgs, Tensor, Tensor, Tensor], Tensor]
+
+
+def _blocked(tail: _Tail, terms: int) -> _Tail:
+    """``tail`` run block by block of instances so that its ``[n, P, D, terms]`` work tensors
+    stay in cache (:func:`~.workspace.row_block`); each instance is computed on its own, so the
+    values are the same bits as in one pass."""
+
+    def run(a: KernelArgs, z: Tensor, x: Tensor, pen: Tensor) -> Tensor:
+        n, p, d = z.shape
+        step = row_block(p * d * terms, z)
+        if n <= step:
+            return tail(a, z, x, pen)
+        parts = []
+        for lo in range(0, n, step):
+            rows = slice(lo, lo + step)
+            block = KernelArgs(*(t[rows] for t in a))
+            parts.append(tail(block, z[rows], x[rows], pen[rows] if pen.numel() else pen))
+        return torch.cat(parts)
+
+    return run
+
+
 _TAILS: dict[int, _Tail] = {
     1: lambda a, z, x, pen: z.square().sum(-1),
     5: lambda a, z, x, pen: bf.f5_linear_slope(a, x),
@@ -433,13 +461,13 @@ _TAILS: dict[int, _Tail] = {
     2: lambda a, z, x, pen: bf._ellipsoid_of(a, z, x),
     10: lambda a, z, x, pen: bf._ellipsoid_of(a, z, x),
     11: lambda a, z, x, pen: bf._f11_of(a, z, x),
-    16: _weierstrass,
+    16: _blocked(_weierstrass, bf.WEIERSTRASS_TERMS),
     15: lambda a, z, x, pen: bf._rastrigin(z),
     12: lambda a, z, x, pen: z[..., 0].square() + 1e6 * z[..., 1:].square().sum(-1),
     6: _attractive_sector,
     13: lambda a, z, x, pen: z[..., 0].square() + 100.0 * torch.sqrt(z[..., 1:].square().sum(-1)),
-    23: _katsuura,
+    23: _blocked(_katsuura, bf.KATSUURA_TERMS),
     14: lambda a, z, x, pen: torch.sqrt(bf._pow(z.abs(), 2.0 + 4.0 * bf._exponents(x)).sum(-1)),
-    21: _gallagher,
-    22: _gallagher,
+    21: _blocked(_gallagher, GALLAGHER_PEAKS[21]),
+    22: _blocked(_gallagher, GALLAGHER_PEAKS[22]),
 }

@@ -15,6 +15,7 @@ import torch
 
 from gymforge.envs.metabbo import bbob_functions as bf
 from gymforge.envs.metabbo import bbob_stages as stages
+from gymforge.envs.metabbo import workspace
 from gymforge.envs.metabbo.bbob import (
     FUNCTION_IDS,
     BBOBInstances,
@@ -136,3 +137,25 @@ def test_the_plan_is_computed_once_per_instances_object() -> None:
     assert stages.plan(inst) is plan and plan.perm is not None
     assert torch.equal(evaluate(inst, x), first)
     assert [int(inst.function_id[i]) for i in plan.perm.tolist()] == [1, 3, 7, 22]
+
+
+def test_a_batch_evaluated_in_small_blocks_equals_the_kernels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A large batch runs its rotations, ``T_osz``, ``T_asy`` and the term series of f16, f21,
+    f22 and f23 in blocks of instances; blocks of a few instances (what a batch of thousands
+    gets) give the same bits as each instance alone."""
+    monkeypatch.setattr(workspace, "ROW_BLOCK_BYTES", 4096)
+    blocks = []
+    plain = bf._rot_block
+
+    def counting(*args: Any) -> torch.Tensor:
+        blocks.append(args[1].shape[0])
+        return plain(*args)
+
+    monkeypatch.setattr(bf, "_rot_block", counting)
+    fids = list(FUNCTION_IDS) * 3
+    inst = random_instances(fids, 10, list(range(len(fids))))
+    x = _points(len(fids), 9, 10, seed=11)
+    _assert_bits_equal(evaluate(inst, x), _alone(inst, x), fids)
+    assert max(blocks) < 3 * len(stages.ROTATE_1), "the rotations did not run in blocks"
