@@ -10,7 +10,9 @@ block's passes (product, clamp, square root, float64 copy and sum; or the argmin
 the core's L2 cache: a 2.5 MB matrix streams each pass through the shared L3 instead. Every
 instance is its own matrix product and reduction, so the blocking does not change any bits.
 :func:`temporary` does the same for the ``[B, P, D]``-sized temporaries of a generation (donor
-rows, trial vectors, the objective's work tensors), up to :data:`MAX_TEMPORARY_ELEMENTS` each.
+rows, trial vectors, the objective's work tensors), up to :data:`MAX_TEMPORARY_ELEMENTS` each,
+and :func:`row_block` splits the objective's element-wise passes over a large batch into blocks
+of instances whose work tensors stay in cache (:data:`ROW_BLOCK_BYTES`).
 
 A buffer is scratch for the duration of one call: callers must not keep views of it. Buffers are
 per thread, so concurrent environments in different threads do not share them.
@@ -27,6 +29,7 @@ from torch import Tensor
 __all__ = [
     "MAX_BLOCK_BYTES",
     "MAX_TEMPORARY_ELEMENTS",
+    "ROW_BLOCK_BYTES",
     "block_size",
     "row_block",
     "scratch",

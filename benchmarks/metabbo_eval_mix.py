@@ -1,0 +1,201 @@
+"""MetaBBO evaluation time against the number of distinct functions in a batch.
+
+``gym.make_vec("MetaBBO-v0", num_envs=64)`` draws its problems from the easy split's 16 train
+functions, so a batch holds about four instances of each. This measures one evaluation of a
+``[B, 100, 10]`` population (what every generation does once) for batches of ``B = 64`` random
+instances drawn from ``k`` of those 16 functions, ``k`` in 1, 2, 4, 8, 16: the 16 functions are
+shuffled (seeded) and cut into ``16 / k`` groups of ``k``, so that across one shuffle every
+function fills the same share of rows whatever ``k`` (the expected work per row is the same).
+Two implementations run side by side on every batch, interleaved:
+
+- ``staged``: :func:`gymforge.envs.metabbo.bbob.evaluate`, the env's evaluation (one pass per
+  shared transform, :mod:`gymforge.envs.metabbo.bbob_stages`);
+- ``by function``: the anchor, the batch grouped by function id and each group evaluated by
+  its plain kernel (:data:`gymforge.envs.metabbo.bbob_functions.KERNELS`), as the first batched
+  version did; the groups and their parameters are prepared once, outside the timing.
+
+Both must give the same bits on every batch (checked and recorded). One torch thread; each
+figure is the median over ``--repeats`` timings of ``--calls`` evaluations. If evaluation cost
+did not grow with the number of distinct functions, the staged row would be flat in ``k``.
+
+A second table holds the default composition (all 16 functions) at larger batch sizes
+(``--sizes``, default 64, 256, 1024), per instance, for users who evaluate thousands of
+instances at once on a CPU.
+
+Run: ``python -m benchmarks.metabbo_eval_mix`` (``--quick``: one shuffle, 3 repeats).
+Writes ``benchmarks/results/metabbo_eval_mix.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import statistics
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from benchmarks import common
+from gymforge.envs.metabbo import bbob_functions as bf
+from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate, random_instances
+from gymforge.envs.metabbo.bbob_instances import GALLAGHER_PEAKS
+from gymforge.envs.metabbo.problems import split_functions
+
+NAME = "metabbo_eval_mix"
+BATCH, POPULATION, DIMENSION = 64, 100, 10
+TRAIN = split_functions("easy", "train")  # the 16 functions of the default problems
+KS = (1, 2, 4, 8, 16)
+
+
+def by_function(instances: BBOBInstances) -> Callable[[Tensor], Tensor]:
+    """The anchor: ``x -> f(x)`` grouping rows by function, each group by its plain kernel."""
+    groups = []
+    for fid in sorted(set(instances.function_id.tolist())):
+        rows = torch.nonzero(instances.function_id == fid).squeeze(1)
+        one = instances.select(rows)
+        peaks = GALLAGHER_PEAKS.get(fid, 0)
+        args = bf.KernelArgs(
+            one.x_opt,
+            one.rot_r,
+            one.rot_q,
+            one.peak_centers[:, :peaks],
+            one.peak_scales[:, :peaks],
+            one.peak_weights[:, :peaks],
+        )
+        groups.append((rows, bf.KERNELS[fid], args, one.f_opt[:, None]))
+
+    def run(x: Tensor) -> Tensor:
+        out = torch.empty(x.shape[:2], dtype=torch.float64)
+        for rows, kernel, args, f_opt in groups:
+            out[rows] = kernel(args, x.index_select(0, rows)) + f_opt
+        return torch.nan_to_num(out, nan=math.inf, posinf=math.inf, neginf=-math.inf)
+
+    return run
+
+
+def batches(shuffles: int, seed: int) -> list[tuple[int, list[int]]]:
+    """``(k, functions)`` of every batch: per shuffle of the 16 functions, its groups of ``k``."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(shuffles):
+        order = list(TRAIN)
+        rng.shuffle(order)
+        out += [(k, order[i : i + k]) for k in KS for i in range(0, len(order), k)]
+    return out
+
+
+def compare(functions: list[int], size: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Both implementations on ``size`` random instances cycling through ``functions``: their
+    median ms per evaluation (timed in turn, ``--repeats`` times) and whether the bits agree."""
+    g = torch.Generator().manual_seed(args.seed)
+    shape = (size, POPULATION, DIMENSION)
+    x = torch.rand(shape, generator=g, dtype=torch.float64) * 10.0 - 5.0
+    k = len(functions)
+    inst = random_instances([functions[i % k] for i in range(size)], DIMENSION, range(size))
+    runs = {"staged": partial(evaluate, inst, x), "by_function": partial(by_function(inst), x)}
+    same = torch.equal(runs["staged"]().view(torch.int64), runs["by_function"]().view(torch.int64))
+    calls = max(1, args.calls * BATCH // size)  # about the same work per timing at every size
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(args.repeats):
+        for name, fn in runs.items():
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            times[name].append((time.perf_counter() - start) / calls * 1e3)
+    return {"k": k, "batch": size, "functions": functions, "bits_equal": same} | {
+        f"{name}_ms": statistics.median(t) for name, t in times.items()
+    }
+
+
+def markdown(result: dict[str, Any]) -> str:
+    rows, sizes = result["rows"], result["sizes"]
+    lines = [
+        "# MetaBBO evaluation time against the number of distinct functions in a batch",
+        "",
+        f"Command: `{result['command']}`, measured at {result['measured_at']} on "
+        f"{result['machine']['cpu_model']} ({result['machine']['cpus_usable']} CPUs shared with "
+        f"other jobs), one torch thread, load average {result['load_average_start']:.2f} at the "
+        f"start, {result['load_average_end']:.2f} at the end. B = {BATCH} random instances, "
+        f"population {POPULATION}, D = {DIMENSION}, one evaluation of the population; each "
+        "batch's functions are k of the easy split's 16 train functions (every function fills "
+        f"the same share of rows at every k); medians of {result['repeats']} timings of "
+        f"{result['calls']} calls, then the mean over the batches of each k.",
+        "",
+        "| k distinct functions | batches | staged ms (env) | by function ms (anchor) | "
+        "staged / by function | bit-identical |",
+        "|---:|---:|---:|---:|---:|---|",
+    ]
+    for k in KS:
+        of_k = [r for r in rows if r["k"] == k]
+        staged = statistics.mean(r["staged_ms"] for r in of_k)
+        anchor = statistics.mean(r["by_function_ms"] for r in of_k)
+        same = "yes" if all(r["bits_equal"] for r in of_k) else "**no**"
+        lines.append(
+            f"| {k} | {len(of_k)} | {staged:.2f} | {anchor:.2f} | {staged / anchor:.2f} | {same} |"
+        )
+    lines += [
+        "",
+        "A flat staged column means evaluation cost does not grow with the number of distinct "
+        "functions; the anchor's shows how the per-function grouping grew.",
+        "",
+        "All 16 functions at larger batch sizes (each on B / 16 rows; fewer calls per timing "
+        "as B grows, about the same work), µs per instance:",
+        "",
+        "| B | staged µs/instance (env) | by function µs/instance (anchor) | "
+        "staged / by function | bit-identical |",
+        "|---:|---:|---:|---:|---|",
+    ]
+    for row in sizes:
+        staged, anchor = (row[f"{n}_ms"] * 1e3 / row["batch"] for n in ("staged", "by_function"))
+        same = "yes" if row["bits_equal"] else "**no**"
+        lines.append(
+            f"| {row['batch']} | {staged:.1f} | {anchor:.1f} | {staged / anchor:.2f} | {same} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one shuffle, 3 repeats")
+    parser.add_argument("--shuffles", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[64, 256, 1024])
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.shuffles, args.repeats = 1, 3
+    small = [size for size in args.sizes if size < len(TRAIN)]
+    if small:
+        parser.error(f"--sizes must be at least {len(TRAIN)} (a row per function), got {small}")
+    torch.set_num_threads(1)
+    load = os.getloadavg()[0]
+    groups = batches(args.shuffles, args.seed)
+    rows = [compare(functions, BATCH, args) for _, functions in groups]
+    every = next(functions for k, functions in groups if k == len(TRAIN))
+    sizes = [compare(every, size, args) for size in args.sizes]
+    result = {
+        "command": common.command_line(),
+        "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_average_start": load,
+        "load_average_end": os.getloadavg()[0],
+        "repeats": args.repeats,
+        "calls": args.calls,
+        "rows": rows,
+        "sizes": sizes,
+        "machine": common.machine_info(["torch"]),
+    }
+    suffix = "_quick" if args.quick else ""
+    stem = common.REPO_ROOT / "benchmarks" / "results" / f"{NAME}{suffix}"
+    common.write_result_files(stem, result, markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
