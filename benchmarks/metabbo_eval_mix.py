@@ -20,9 +20,13 @@ did not grow with the number of distinct functions, the staged row would be flat
 
 A second table holds the default composition (all 16 functions) at larger batch sizes
 (``--sizes``, default 64, 256, 1024), per instance, for users who evaluate thousands of
-instances at once on a CPU.
+instances at once on a CPU. A third measures what the rest of a generation costs: default
+``MetaBBO-v0`` generations at ``B = 64`` (random actions) with the real objective and with a
+nearly free one put in its place (``sum(x^2) + 10^4``, one pass), interleaved, as ms per
+generation and per 500-generation instance-episode, the unit of the default-split speed target.
 
-Run: ``python -m benchmarks.metabbo_eval_mix`` (``--quick``: one shuffle, 3 repeats).
+Run: ``python -m benchmarks.metabbo_eval_mix`` (``--quick``: one shuffle, 3 repeats, 20
+generations).
 Writes ``benchmarks/results/metabbo_eval_mix.{json,md}``.
 """
 
@@ -113,6 +117,36 @@ def compare(functions: list[int], size: int, args: argparse.Namespace) -> dict[s
     }
 
 
+def free_objective(problems: BBOBInstances, x: Tensor) -> Tensor:
+    """A stand-in objective of one pass (positive and far from every optimum, so that no
+    episode ends early)."""
+    return x.square().sum(-1) + 1e4
+
+
+def generation_floor(args: argparse.Namespace) -> dict[str, float]:
+    """Median ms per default generation at ``B = 64`` with the real and the free objective."""
+    from gymforge.envs.metabbo import optimizer
+
+    real = optimizer.evaluate_finite
+    times: dict[str, list[float]] = {"real": [], "free": []}
+    try:
+        for r in range(args.repeats):
+            for name, objective in (("real", real), ("free", free_objective)):
+                optimizer.evaluate_finite = objective
+                env = common.make_vec_quietly("MetaBBO-v0", BATCH)
+                g = torch.Generator().manual_seed(r)
+                actions = torch.randint(0, 16, (args.generations, BATCH, 3), generator=g)
+                env.reset(seed=list(range(BATCH)))
+                start = time.perf_counter()
+                for action in actions:
+                    env.step(action)
+                times[name].append((time.perf_counter() - start) / args.generations * 1e3)
+                env.close()
+    finally:
+        optimizer.evaluate_finite = real
+    return {f"{name}_ms_per_generation": statistics.median(t) for name, t in times.items()}
+
+
 def markdown(result: dict[str, Any]) -> str:
     rows, sizes = result["rows"], result["sizes"]
     lines = [
@@ -157,20 +191,35 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(
             f"| {row['batch']} | {staged:.1f} | {anchor:.1f} | {staged / anchor:.2f} | {same} |"
         )
+    floor = result["generation"]
+    real, free = floor["real_ms_per_generation"], floor["free_ms_per_generation"]
+    per_episode = 500 / BATCH
+    lines += [
+        "",
+        f"A default generation at B = {BATCH} (medians of {result['repeats']} runs of "
+        f"{result['generations']} generations, real and free objective interleaved): "
+        f"{real:.2f} ms with the real objective, {free:.2f} ms with a free one, i.e. "
+        f"{real * per_episode:.1f} and {free * per_episode:.1f} ms per 500-generation "
+        "instance-episode: the DE operators, crowding selection, features and reward alone "
+        f"take {free / real:.0%} of a generation.",
+    ]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one shuffle, 3 repeats")
+    parser.add_argument(
+        "--quick", action="store_true", help="one shuffle, 3 repeats, 20 generations"
+    )
     parser.add_argument("--shuffles", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sizes", type=int, nargs="+", default=[64, 256, 1024])
+    parser.add_argument("--generations", type=int, default=100, help="per timed env run")
     args = parser.parse_args(argv)
     if args.quick:
-        args.shuffles, args.repeats = 1, 3
+        args.shuffles, args.repeats, args.generations = 1, 3, 20
     small = [size for size in args.sizes if size < len(TRAIN)]
     if small:
         parser.error(f"--sizes must be at least {len(TRAIN)} (a row per function), got {small}")
@@ -180,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [compare(functions, BATCH, args) for _, functions in groups]
     every = next(functions for k, functions in groups if k == len(TRAIN))
     sizes = [compare(every, size, args) for size in args.sizes]
+    generation = generation_floor(args)
     result = {
         "command": common.command_line(),
         "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -189,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         "calls": args.calls,
         "rows": rows,
         "sizes": sizes,
+        "generations": args.generations,
+        "generation": generation,
         "machine": common.machine_info(["torch"]),
     }
     suffix = "_quick" if args.quick else ""
