@@ -48,7 +48,6 @@ from torch import Tensor
 from benchmarks import common
 from gymforge.envs.metabbo import bbob_functions as bf
 from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate, random_instances
-from gymforge.envs.metabbo.bbob_instances import GALLAGHER_PEAKS
 from gymforge.envs.metabbo.problems import split_functions
 
 NAME = "metabbo_eval_mix"
@@ -63,16 +62,7 @@ def by_function(instances: BBOBInstances) -> Callable[[Tensor], Tensor]:
     for fid in sorted(set(instances.function_id.tolist())):
         rows = torch.nonzero(instances.function_id == fid).squeeze(1)
         one = instances.select(rows)
-        peaks = GALLAGHER_PEAKS.get(fid, 0)
-        args = bf.KernelArgs(
-            one.x_opt,
-            one.rot_r,
-            one.rot_q,
-            one.peak_centers[:, :peaks],
-            one.peak_scales[:, :peaks],
-            one.peak_weights[:, :peaks],
-        )
-        groups.append((rows, bf.KERNELS[fid], args, one.f_opt[:, None]))
+        groups.append((rows, bf.KERNELS[fid], one.kernel_args(), one.f_opt[:, None]))
 
     def run(x: Tensor) -> Tensor:
         out = torch.empty(x.shape[:2], dtype=torch.float64)

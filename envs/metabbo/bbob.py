@@ -55,7 +55,7 @@ from torch import Tensor
 
 from gymforge.core.host_guards import guards_enabled
 from gymforge.envs.metabbo.bbob_counter import counter_parameters
-from gymforge.envs.metabbo.bbob_functions import FUNCTION_NAMES
+from gymforge.envs.metabbo.bbob_functions import FUNCTION_NAMES, KernelArgs
 from gymforge.envs.metabbo.bbob_instances import (
     GALLAGHER_PEAKS,
     coco_parameters,
@@ -134,6 +134,22 @@ class BBOBInstances:
         idx = torch.as_tensor(index, device=self.device)
         idx = torch.nonzero(idx).squeeze(1) if idx.dtype == torch.bool else idx.long()
         return BBOBInstances(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
+
+    def kernel_args(self) -> KernelArgs:
+        """The parameters of a batch of *one* function as its plain kernel
+        (:data:`~.bbob_functions.KERNELS`) takes them, with that function's Gallagher peaks."""
+        ids = sorted(set(self.function_id.tolist()))
+        if len(ids) != 1:
+            raise ValueError(f"kernel_args needs instances of one function, got functions {ids}")
+        peaks = GALLAGHER_PEAKS.get(ids[0], 0)
+        return KernelArgs(
+            self.x_opt,
+            self.rot_r,
+            self.rot_q,
+            self.peak_centers[:, :peaks],
+            self.peak_scales[:, :peaks],
+            self.peak_weights[:, :peaks],
+        )
 
     @staticmethod
     def cat(parts: Sequence[BBOBInstances]) -> BBOBInstances:

@@ -98,6 +98,17 @@ def test_bbob__select_and_cat_keep_values() -> None:
     assert torch.equal(evaluate(picked, x[[4, 0]]), f[[4, 0]])
 
 
+def test_bbob__kernel_args_cut_the_peaks_to_the_function_and_refuse_a_mix() -> None:
+    both = BBOBInstances.cat([random_instances([22, 22], 4, [1, 2]), random_instances([21], 4, 3)])
+    f22_args = both.select([0, 1]).kernel_args()
+    assert f22_args.peak_weights.shape == (2, 21)
+    assert f22_args.peak_centers.shape == (2, 21, 4)
+    assert both.select([2]).kernel_args().peak_weights.shape == (1, 101)
+    assert torch.equal(both.select([2]).kernel_args().rot_r, both.rot_r[2:])
+    with pytest.raises(ValueError, match=r"one function, got functions \[21, 22\]"):
+        both.kernel_args()
+
+
 def test_bbob__random_instances_are_reproducible_and_seed_dependent() -> None:
     fids = list(FUNCTION_IDS)
     first = random_instances(fids, 6, 3)

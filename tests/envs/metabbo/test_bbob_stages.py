@@ -30,17 +30,8 @@ def _alone(inst: BBOBInstances, x: torch.Tensor) -> torch.Tensor:
     rows = []
     for i in range(inst.batch_size):
         one = inst.select([i])
-        fid = int(one.function_id)
-        peaks = {21: 101, 22: 21}.get(fid, 0)
-        args = bf.KernelArgs(
-            one.x_opt,
-            one.rot_r,
-            one.rot_q,
-            one.peak_centers[:, :peaks],
-            one.peak_scales[:, :peaks],
-            one.peak_weights[:, :peaks],
-        )
-        value = bf.KERNELS[fid](args, x[i : i + 1]) + one.f_opt[:, None]
+        value = bf.KERNELS[int(one.function_id)](one.kernel_args(), x[i : i + 1])
+        value = value + one.f_opt[:, None]
         rows.append(torch.nan_to_num(value, nan=math.inf, posinf=math.inf, neginf=-math.inf))
     return torch.cat(rows)
 
