@@ -6,15 +6,18 @@ functions, so a batch holds about four instances of each. This measures one eval
 instances drawn from ``k`` of those 16 functions, ``k`` in 1, 2, 4, 8, 16: the 16 functions are
 shuffled (seeded) and cut into ``16 / k`` groups of ``k``, so that across one shuffle every
 function fills the same share of rows whatever ``k`` (the expected work per row is the same).
-Two implementations run side by side on every batch, interleaved:
+Three implementations run side by side on every batch, interleaved:
 
 - ``staged``: :func:`gymforge.envs.metabbo.bbob.evaluate`, the env's evaluation (one pass per
   shared transform, :mod:`gymforge.envs.metabbo.bbob_stages`);
+- ``staged, no blocks``: the same with ``workspace.ROW_BLOCK_BYTES`` out of reach, so that every
+  pass covers the whole batch at once (the evaluation before large batches ran in blocks of
+  instances);
 - ``by function``: the anchor, the batch grouped by function id and each group evaluated by
   its plain kernel (:data:`gymforge.envs.metabbo.bbob_functions.KERNELS`), as the first batched
   version did; the groups and their parameters are prepared once, outside the timing.
 
-Both must give the same bits on every batch (checked and recorded). One torch thread; each
+All must give the same bits on every batch (checked and recorded). One torch thread; each
 figure is the median over ``--repeats`` timings of ``--calls`` evaluations. If evaluation cost
 did not grow with the number of distinct functions, the staged row would be flat in ``k``.
 
@@ -47,6 +50,7 @@ from torch import Tensor
 
 from benchmarks import common
 from gymforge.envs.metabbo import bbob_functions as bf
+from gymforge.envs.metabbo import workspace
 from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate, random_instances
 from gymforge.envs.metabbo.problems import split_functions
 
@@ -54,6 +58,7 @@ NAME = "metabbo_eval_mix"
 BATCH, POPULATION, DIMENSION = 64, 100, 10
 TRAIN = split_functions("easy", "train")  # the 16 functions of the default problems
 KS = (1, 2, 4, 8, 16)
+IMPLEMENTATIONS = ("staged", "unblocked", "by_function")
 
 
 def by_function(instances: BBOBInstances) -> Callable[[Tensor], Tensor]:
@@ -84,16 +89,35 @@ def batches(shuffles: int, seed: int) -> list[tuple[int, list[int]]]:
     return out
 
 
+def without_blocks(fn: Callable[[], Tensor]) -> Callable[[], Tensor]:
+    """``fn`` run with every element-wise pass over the whole batch at once (one block)."""
+
+    def run() -> Tensor:
+        saved = workspace.ROW_BLOCK_BYTES
+        workspace.ROW_BLOCK_BYTES = 1 << 62
+        try:
+            return fn()
+        finally:
+            workspace.ROW_BLOCK_BYTES = saved
+
+    return run
+
+
 def compare(functions: list[int], size: int, args: argparse.Namespace) -> dict[str, Any]:
-    """Both implementations on ``size`` random instances cycling through ``functions``: their
+    """The implementations on ``size`` random instances cycling through ``functions``: their
     median ms per evaluation (timed in turn, ``--repeats`` times) and whether the bits agree."""
     g = torch.Generator().manual_seed(args.seed)
     shape = (size, POPULATION, DIMENSION)
     x = torch.rand(shape, generator=g, dtype=torch.float64) * 10.0 - 5.0
     k = len(functions)
     inst = random_instances([functions[i % k] for i in range(size)], DIMENSION, range(size))
-    runs = {"staged": partial(evaluate, inst, x), "by_function": partial(by_function(inst), x)}
-    same = torch.equal(runs["staged"]().view(torch.int64), runs["by_function"]().view(torch.int64))
+    runs = {
+        "staged": partial(evaluate, inst, x),
+        "unblocked": without_blocks(partial(evaluate, inst, x)),
+        "by_function": partial(by_function(inst), x),
+    }
+    first, *others = (fn().view(torch.int64) for fn in runs.values())
+    same = all(torch.equal(first, other) for other in others)
     calls = max(1, args.calls * BATCH // size)  # about the same work per timing at every size
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(args.repeats):
@@ -151,17 +175,19 @@ def markdown(result: dict[str, Any]) -> str:
         f"the same share of rows at every k); medians of {result['repeats']} timings of "
         f"{result['calls']} calls, then the mean over the batches of each k.",
         "",
-        "| k distinct functions | batches | staged ms (env) | by function ms (anchor) | "
-        "staged / by function | bit-identical |",
-        "|---:|---:|---:|---:|---:|---|",
+        "| k distinct functions | batches | staged ms (env) | staged, no blocks ms | "
+        "by function ms (anchor) | staged / by function | bit-identical |",
+        "|---:|---:|---:|---:|---:|---:|---|",
     ]
     for k in KS:
         of_k = [r for r in rows if r["k"] == k]
-        staged = statistics.mean(r["staged_ms"] for r in of_k)
-        anchor = statistics.mean(r["by_function_ms"] for r in of_k)
+        staged, unblocked, anchor = (
+            statistics.mean(r[f"{name}_ms"] for r in of_k) for name in IMPLEMENTATIONS
+        )
         same = "yes" if all(r["bits_equal"] for r in of_k) else "**no**"
         lines.append(
-            f"| {k} | {len(of_k)} | {staged:.2f} | {anchor:.2f} | {staged / anchor:.2f} | {same} |"
+            f"| {k} | {len(of_k)} | {staged:.2f} | {unblocked:.2f} | {anchor:.2f} | "
+            f"{staged / anchor:.2f} | {same} |"
         )
     lines += [
         "",
@@ -171,15 +197,18 @@ def markdown(result: dict[str, Any]) -> str:
         "All 16 functions at larger batch sizes (each on B / 16 rows; fewer calls per timing "
         "as B grows, about the same work), µs per instance:",
         "",
-        "| B | staged µs/instance (env) | by function µs/instance (anchor) | "
-        "staged / by function | bit-identical |",
-        "|---:|---:|---:|---:|---|",
+        "| B | staged µs/instance (env) | staged, no blocks µs/instance | by function "
+        "µs/instance (anchor) | staged / by function | bit-identical |",
+        "|---:|---:|---:|---:|---:|---|",
     ]
     for row in sizes:
-        staged, anchor = (row[f"{n}_ms"] * 1e3 / row["batch"] for n in ("staged", "by_function"))
+        staged, unblocked, anchor = (
+            row[f"{name}_ms"] * 1e3 / row["batch"] for name in IMPLEMENTATIONS
+        )
         same = "yes" if row["bits_equal"] else "**no**"
         lines.append(
-            f"| {row['batch']} | {staged:.1f} | {anchor:.1f} | {staged / anchor:.2f} | {same} |"
+            f"| {row['batch']} | {staged:.1f} | {unblocked:.1f} | {anchor:.1f} | "
+            f"{staged / anchor:.2f} | {same} |"
         )
     floor = result["generation"]
     real, free = floor["real_ms_per_generation"], floor["free_ms_per_generation"]
