@@ -18,12 +18,16 @@ nothing on the board.
 
 from __future__ import annotations
 
+import datetime
 import re
 import shutil
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from gymforge.core.outputs import check_writable
 from gymforge.leaderboards.agent_spec import AgentRecord, parse_agent_spec
 from gymforge.leaderboards.evaluator import evaluate
 from gymforge.leaderboards.files import (
@@ -42,7 +46,10 @@ SUBMISSION_SCHEMA = "gymforge.submission/1"
 #: files of a `gymforge train` run that travel with its model into the submission.
 RUN_FILES = ("evaluations.json", "config.json")
 STAGING_DIR = ".staging"
-_ID_RE = re.compile(r"^\d{8}-[a-z0-9][a-z0-9-]*$")
+_ID_RE = re.compile(r"\d{8}-[a-z0-9][a-z0-9-]*")
+#: the longest submission id (a folder name and a table cell, so kept short).
+MAX_ID_LENGTH = 64
+_SUBMITTED_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
 #: submission metadata fields: name -> (types, required, description).
 META_FIELDS: dict[str, tuple[tuple[type, ...], bool, str]] = {
@@ -59,6 +66,65 @@ META_FIELDS: dict[str, tuple[tuple[type, ...], bool, str]] = {
     "paper_url": ((str, type(None)), False, "paper describing the method"),
     "notes": ((str,), False, "anything else"),
 }
+#: free-text fields that may span lines (newlines and tabs allowed); every other string is one line.
+MULTILINE_FIELDS = frozenset({"description", "notes"})
+#: fields holding a link, which must be an http(s) URL.
+URL_FIELDS = ("code_url", "paper_url")
+#: bidirectional embeddings, overrides and isolates: they reorder how text around them is shown.
+BIDI_CONTROLS = frozenset(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
+
+
+def check_plain_text(value: str, field: str, where: str, multiline: bool = False) -> None:
+    """Refuse characters that would make a metadata string more than plain text.
+
+    Control characters (C0 including NUL, ESC and newline, DEL, C1) can rewrite a terminal or
+    split a table row; bidi overrides can show a name reversed; lone surrogates cannot be
+    written as UTF-8. ``multiline`` fields may hold newlines and tabs. Raises ``ValueError``
+    naming the field and the character.
+    """
+    for char in value:
+        if multiline and char in "\n\t":
+            continue
+        category = unicodedata.category(char)
+        if (
+            category in ("Cc", "Cs")
+            or char in BIDI_CONTROLS
+            or (not multiline and category in ("Zl", "Zp"))
+        ):
+            raise ValueError(
+                f"{where}: metadata field {field!r} contains the control character "
+                f"U+{ord(char):04X}; metadata must be plain text"
+                + ("" if multiline else " on one line")
+            )
+
+
+def check_url(value: str, field: str, where: str) -> None:
+    """Refuse a link that is not an absolute ``http``/``https`` URL (``javascript:``, ``data:``...)."""
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise ValueError(
+            f"{where}: metadata field {field!r} must be an http:// or https:// URL, got {value!r}"
+        )
+
+
+def check_submission_id(sid: Any, where: str) -> str:
+    """Check a submission id: ``YYYYMMDD-slug`` with a real date, at most 64 characters."""
+    if not isinstance(sid, str) or not _ID_RE.fullmatch(sid):
+        raise ValueError(
+            f"{where}: submission id must look like YYYYMMDD-slug (lower-case letters, digits "
+            f"and '-'), got {sid!r}"
+        )
+    if len(sid) > MAX_ID_LENGTH:
+        raise ValueError(
+            f"{where}: submission id has {len(sid)} characters; at most {MAX_ID_LENGTH} allowed"
+        )
+    try:
+        datetime.datetime.strptime(sid[:8], "%Y%m%d")
+    except ValueError:
+        raise ValueError(
+            f"{where}: submission id {sid!r} must start with a real date YYYYMMDD"
+        ) from None
+    return sid
 
 
 def check_meta(meta: Any, where: str) -> dict[str, Any]:
@@ -84,6 +150,14 @@ def check_meta(meta: Any, where: str) -> dict[str, Any]:
     authors = meta["authors"]
     if not authors or not all(isinstance(a, str) and a.strip() for a in authors):
         raise ValueError(f"{where}: metadata field 'authors' must be a non-empty list of names")
+    for key, value in meta.items():
+        if isinstance(value, str):
+            check_plain_text(value, key, where, multiline=key in MULTILINE_FIELDS)
+    for author in authors:
+        check_plain_text(author, "authors", where)
+    for key in URL_FIELDS:
+        if meta.get(key) is not None:
+            check_url(meta[key], key, where)
     steps = meta.get("training_env_steps")
     if steps is not None and steps < 0:
         raise ValueError(f"{where}: metadata field 'training_env_steps' must be >= 0")
@@ -94,9 +168,9 @@ def check_meta(meta: Any, where: str) -> dict[str, Any]:
 
 
 def slugify(name: str) -> str:
-    """``"PPO (seed 0)"`` -> ``"ppo-seed-0"``."""
+    """``"PPO (seed 0)"`` -> ``"ppo-seed-0"`` (short enough for a ``YYYYMMDD-`` id)."""
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    return slug[:60].strip("-") or "submission"
+    return slug[: MAX_ID_LENGTH - 9].strip("-") or "submission"
 
 
 def board_dir(root: Path, task: str) -> Path:
@@ -133,9 +207,8 @@ def check_submission_record(data: Any, where: str, task: str, folder_name: str) 
         raise ValueError(f"{where}: task is {data['task']!r} but the folder is on board {task!r}")
     if data["id"] != folder_name:
         raise ValueError(f"{where}: id {data['id']!r} differs from its folder {folder_name!r}")
-    if not isinstance(data["submitted"], str) or not re.match(
-        r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", data["submitted"]
-    ):
+    check_submission_id(data["id"], where)
+    if not isinstance(data["submitted"], str) or not _SUBMITTED_RE.fullmatch(data["submitted"]):
         raise ValueError(f"{where}: 'submitted' must be a UTC time like 2026-01-31T12:00:00Z")
     check_meta(data["meta"], where)
     AgentRecord.from_json(data["agent"], where)
@@ -163,23 +236,26 @@ def submit(
 ) -> Path:
     """Evaluate an agent under ``task``'s protocol and add it to the board; returns its folder.
 
-    Everything is checked before the evaluation starts; the folder appears on the board only
-    once complete. The caller re-renders the board (:func:`gymforge.leaderboards.render.write_all`).
+    Everything is checked before the evaluation starts (which may take minutes): the metadata,
+    the id, the agent, and that the board's submissions folder and the staging folder can be
+    written. The folder appears on the board only once complete. The caller re-renders the board
+    (:func:`gymforge.leaderboards.render.write_all`).
     """
     protocol: Protocol = load_protocol(root, task)
     check_meta(meta, "--meta")
+    now = time.gmtime()
+    sid = submission_id or f"{time.strftime('%Y%m%d', now)}-{slugify(meta['name'])}"
+    check_submission_id(sid, "--id")
     if protocol.normalisation_scores() is None:
         raise ValueError(
             f"protocol {task} is not calibrated yet; run `gymforge leaderboard calibrate {task}`"
         )
     record = parse_agent_spec(agent_spec, protocol.env_id)
-    now = time.gmtime()
-    sid = submission_id or f"{time.strftime('%Y%m%d', now)}-{slugify(meta['name'])}"
-    if not _ID_RE.match(sid):
-        raise ValueError(f"submission id must look like YYYYMMDD-slug, got {sid!r}")
     target = submissions_dir(root, task) / sid
     if target.exists():
         raise ValueError(f"submission {task}/{sid} already exists; pick another name or --id")
+    check_writable(submissions_dir(root, task), f"board {task}")
+    check_writable(Path(root) / STAGING_DIR, f"board {task}")
 
     results = evaluate(protocol, record, progress=progress)
 
