@@ -1,4 +1,8 @@
-"""Inline Markdown to HTML for the site's prose: code spans, emphasis and strong emphasis.
+"""Markdown for the boards: submitter text made inert, and inline Markdown to HTML for the site.
+
+Submitter-provided strings (a row's name, method, authors, agent) are written into
+``LEADERBOARD.md`` and ``LEADERBOARDS.md`` through :func:`md_text` and :func:`md_code`, which make
+them plain text: no HTML, links, images, emphasis or table cells can come out of them.
 
 Protocol descriptions, the board label and notes are written in Markdown (they also appear in
 ``LEADERBOARD.md``). The site shows them as HTML through :func:`inline_html`, which follows
@@ -18,11 +22,63 @@ HTML or entity references, so no input can inject markup.
 from __future__ import annotations
 
 import html
+import re
 import string
 import unicodedata
 from dataclasses import dataclass
 
 ASCII_PUNCTUATION = frozenset(string.punctuation)
+
+#: characters that start Markdown (or GitHub-flavoured Markdown) syntax anywhere in a line:
+#: escapes, code, emphasis, strikethrough, links and images, raw HTML and autolinks, entity
+#: references and table cells. ``_`` between two letters or digits is left alone: it cannot open
+#: or close emphasis there (``ppo_expert`` stays as written).
+MD_SPECIAL = frozenset("\\`*_~[]<>!|&")
+#: the starts of GitHub's bare-URL autolinks (``http://``, ``www.``): their ``:`` or ``.`` is
+#: escaped, which GitHub then shows as text.
+_AUTOLINK = re.compile(r"(?<=[A-Za-z]):(?=//)|(?<=[Ww]{3})\.")
+_LINE_BREAKS = re.compile(r"\r\n|[\r\n\t\f\v\u2028\u2029]")
+
+
+def md_text(text: str) -> str:
+    """``text`` as inert Markdown inline text (also safe inside a table cell).
+
+    Every character that could start markup is backslash-escaped (CommonMark shows ``\\*`` as
+    ``*``), bare URLs are kept from becoming links, and line breaks become spaces so a table row
+    stays one row. What a reader sees is ``text`` itself.
+    """
+    text = _LINE_BREAKS.sub(" ", text)
+    out = []
+    for index, char in enumerate(text):
+        if char in MD_SPECIAL and not (
+            char == "_"
+            and 0 < index < len(text) - 1
+            and text[index - 1].isalnum()
+            and text[index + 1].isalnum()
+        ):
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    escaped = "".join(out)
+    return _AUTOLINK.sub(lambda match: "\\" + match.group(0), escaped)
+
+
+def md_code(text: str) -> str:
+    """``text`` as a Markdown code span for a table cell: shown verbatim, whatever it contains.
+
+    The fence is one backtick longer than the longest backtick run inside (CommonMark's rule),
+    padded with a space where the text starts or ends with a backtick or a space, so no backtick
+    in ``text`` can close the span early; ``|`` is escaped as GitHub's tables require even inside
+    code. Text without backticks gets single backticks around it.
+    """
+    text = _LINE_BREAKS.sub(" ", text)
+    if not text:
+        return ""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    body = text.replace("|", "\\|")
+    return f"{fence}{pad}{body}{pad}{fence}"
 
 
 def escape(text: str) -> str:

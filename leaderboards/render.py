@@ -18,6 +18,7 @@ from gymforge.leaderboards.board import Board, Row, load_boards
 from gymforge.leaderboards.board_notes import board_note
 from gymforge.leaderboards.discrimination import exemption_note
 from gymforge.leaderboards.files import write_bytes_atomic
+from gymforge.leaderboards.markup import md_code, md_text
 from gymforge.leaderboards.site import BOARDS_DIR, INDEX, board_page_name
 from gymforge.leaderboards.site import format_number as _num
 from gymforge.leaderboards.site_board import board_page
@@ -197,21 +198,22 @@ def render_markdown(board: Board) -> bytes:
         for rank, row in enumerate(board.rows, start=1):
             f = row_fields(rank, row)
             steps = f"{f['training_env_steps']:,}" if f["training_env_steps"] else "–"
+            meta = row.submission["meta"]
             cells = [
                 str(rank),
-                f"{f['name']} (`{f['id']}`)",
-                f["method"],
-                f"`{f['agent']}`",
+                f"{md_text(f['name'])} ({md_code(f['id'])})",
+                md_text(f["method"]),
+                md_code(f["agent"]),
                 f"{_num(f['mean'])} ± {_num(f['std'])}",
                 f"[{_num(f['ci95_low'])}, {_num(f['ci95_high'])}]",
                 _num(f["iqm"]),
                 _num(f["normalised"], 3),
                 str(f["episodes"]),
                 steps,
-                f["authors"],
-                f["submitted"],
+                "; ".join(md_text(author) for author in meta["authors"]),
+                md_text(f["submitted"]),
             ]
-            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+            lines.append("| " + " | ".join(cells) + " |")
         lines += [
             "",
             "The agent sha256 of each row is in `leaderboard.csv`; per-episode figures, hashes, "
@@ -271,7 +273,7 @@ def render_overview(boards: list[Board]) -> bytes:
             prefix = head if index == 0 else "| | | | | |"
             agg = row.results["aggregate"]
             lines.append(
-                f"{prefix} {row.name} | {_num(agg['mean'])} ± {_num(agg['std'])} | "
+                f"{prefix} {md_text(row.name)} | {_num(agg['mean'])} ± {_num(agg['std'])} | "
                 f"{_num(agg['normalised'], 3)} | {_of_reference(agg['mean'], board)} |"
             )
     lines += [
@@ -291,12 +293,18 @@ def render_overview(boards: list[Board]) -> bytes:
             center, low, high = method_iqm(means)
             normalised = board.protocol.normalise(center)
             lines.append(
-                f"| {board.protocol.task} | {method.replace('|', '/')} | {len(rows)} | "
+                f"| {board.protocol.task} | {md_text(method)} | {len(rows)} | "
                 f"{_num(center)} | {f'[{_num(low)}, {_num(high)}]' if len(rows) > 1 else '–'} | "
                 f"{_num(min(means))} – {_num(max(means))} | "
                 f"{_num(normalised, 3)} | {_of_reference(center, board)} |"
             )
     return ("\n".join(lines) + "\n").encode()
+
+
+def plot_text(text: str) -> str:
+    """A submitter's text as a plot label shown as written: each ``$`` escaped, so matplotlib
+    never parses the label as mathtext (which would render formulas or fail on bad ones)."""
+    return text.replace("$", r"\$")
 
 
 def render_plot(board: Board) -> bytes:
@@ -312,7 +320,7 @@ def render_plot(board: Board) -> bytes:
         figure = Figure(figsize=(7.0, 1.2 + 0.38 * max(len(rows), 1)))
         FigureCanvasSVG(figure)
         axes = figure.add_subplot()
-        names = [r.name for r in rows][::-1]
+        names = [plot_text(r.name) for r in rows][::-1]
         means = [r.mean for r in rows][::-1]
         lows = [r.mean - r.results["aggregate"]["ci95"][0] for r in rows][::-1]
         highs = [r.results["aggregate"]["ci95"][1] - r.mean for r in rows][::-1]
@@ -358,7 +366,7 @@ def render_curves(board: Board) -> bytes | None:
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
 
-    curves = [(row.name, row.learning_curve()) for row in board.rows]
+    curves = [(plot_text(row.name), row.learning_curve()) for row in board.rows]
     curves = [(name, points) for name, points in curves if points]
     if not curves:
         return None
