@@ -282,7 +282,7 @@ def load_agent(spec: EnvSpec, agent_name: str, env: Any, batched: bool) -> Any:
     if record.kind == "sb3":
         from gymforge.baselines.sb3.agent import load_agent
 
-        return load_agent(record.artifact)
+        return load_agent(record.artifact, action_space=env.single_action_space)
     raise ValueError(
         f"batched rollouts take reference agents, SB3 models and on-device policies; "
         f"{agent_name} is a {record.kind} agent (drop --num-envs)"

@@ -15,6 +15,11 @@ SPEC is one of:
 
 The record (:class:`AgentRecord`) names the kind, the entry point or the artifact and its sha256;
 results and submissions store it, and verify rebuilds the agent from it.
+
+Files are data: SB3 zips are rebuilt from their JSON fields and weights without unpickling
+anything, on-device policies load weights-only. On one's own machine any ``module:factory`` and
+TorchScript file may be evaluated; a board takes only what :func:`check_submittable` allows
+(registered agents and weight files), so verify never imports code a submission names.
 """
 
 from __future__ import annotations
@@ -143,6 +148,42 @@ def parse_agent_spec(spec: str, env_id: str) -> AgentRecord:
     )
 
 
+def submittable_entry_points(protocol: Any) -> set[str]:
+    """The entry points a board of ``protocol`` runs: the registered agents of its env id and
+    the agents its protocol names (``agents``, and the offline learners of its offline track).
+    Nothing else named by a submission is imported."""
+    allowed = set(get_spec(protocol.env_id).agents.values())
+    allowed |= set(protocol.data.get("agents", {}).values())
+    offline = protocol.offline_dataset or {}
+    allowed |= set(offline.get("agents", {}).values())
+    return allowed
+
+
+def check_submittable(record: AgentRecord, protocol: Any) -> None:
+    """Refuse an agent a public board must not run; raises ``ValueError`` naming why.
+
+    A board takes registered agents (by name or their entry point) and weight files read as
+    data: SB3 zips (:mod:`gymforge.baselines.sb3.zip_reader`) and on-device policies (loaded
+    weights-only). An arbitrary ``module:factory`` would import code named by the submission,
+    and a TorchScript file is a program: both stay usable with ``gymforge evaluate`` on one's
+    own machine, never on a board.
+    """
+    if record.kind == "entry_point":
+        allowed = submittable_entry_points(protocol)
+        if record.entry_point not in allowed:
+            raise ValueError(
+                f"agent entry point {record.entry_point!r} is not a registered agent of "
+                f"{protocol.env_id}; a board runs only registered agents ({sorted(allowed)}) "
+                "and weight files (SB3 model.zip, on-device policy.pt), never code named by "
+                "a submission"
+            )
+    elif record.kind == "torchscript":
+        raise ValueError(
+            "a TorchScript module is a program, not weights; a board takes registered agents "
+            "and weight files (SB3 model.zip, on-device policy.pt) only"
+        )
+
+
 def load_factory(entry_point: str) -> Any:
     """Import the factory of ``module:factory``; failures become a ``ValueError`` naming it."""
     module, _, attribute = entry_point.partition(":")
@@ -260,7 +301,7 @@ def build_agent(record: AgentRecord, make_env: Any, base: Path | None = None) ->
         EOFError,
         KeyError,
         OSError,
-        pickle.UnpicklingError,
+        pickle.UnpicklingError,  # (TorchScript's constants; torch's weights-only refusals)
         zipfile.BadZipFile,
     ) as error:
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
@@ -288,6 +329,9 @@ def _to_env_action(action: Any, model_space: gym.Space, env_space: gym.Space) ->
 class SB3Agent:
     """A saved SB3 model acting deterministically, one observation at a time.
 
+    The model is read as data (:mod:`gymforge.baselines.sb3.zip_reader`): nothing in the file is
+    unpickled, so a model from a stranger runs no code when it is loaded.
+
     When the model was trained on stacked frames (its observation has k times the env's
     features), the agent stacks the last k observations itself as SB3's ``VecFrameStack`` does
     (zeros before the first one, the newest last). Recurrent models keep their LSTM state within
@@ -297,9 +341,10 @@ class SB3Agent:
     def __init__(self, path: Path, algorithm: str, env: gym.Env) -> None:
         import torch
 
+        from gymforge.baselines.sb3.zip_reader import load_policy
+
         torch.set_num_threads(1)
-        cls = load_entry_point(SB3_ALGORITHMS[algorithm])
-        self.model = cls.load(str(path), device="cpu")
+        self.model = load_policy(path, algorithm, env.action_space)
         self.recurrent = algorithm == "recurrentppo"
         self._torch = torch
         self.model.policy.set_training_mode(False)

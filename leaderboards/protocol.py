@@ -22,8 +22,10 @@ under it give the same numbers::
       "normalisation": {"random": {"agent": "random", "score": 68.1},
                         "reference": {"agent": "optimal", "score": 157.8}},
       "tolerance": {"abs": 1e-6},               # per-episode metric, when verify re-runs
-      "offline_dataset": {...}                  # optional: the offline-dataset track, see
-    }                                           #   gymforge.leaderboards.offline
+      "offline_dataset": {...},                 # optional: the offline-dataset track, see
+                                                #   gymforge.leaderboards.offline
+      "agents": {"name": "module:factory"}      # optional: entry points this board runs
+    }                                           #   besides the env id's registered agents
 
 Protocols are discovered by listing the folder: adding a task for a new family is adding one file
 (then ``gymforge leaderboard calibrate TASK`` fills in the normalisation scores before the first
@@ -60,7 +62,8 @@ _KEYS = {
     "normalisation",
     "tolerance",
 }
-_OPTIONAL_KEYS = {"offline_dataset"}
+_OPTIONAL_KEYS = {"offline_dataset", "agents"}
+_ENTRY_POINT_RE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
 
 class ProtocolError(ValueError):
@@ -271,6 +274,13 @@ def check_protocol_data(data: Any, path: Path, task: str) -> None:
     tolerance = _require(data, "tolerance", dict, path, "")
     if _require(tolerance, "abs", (int, float), path, "tolerance.") < 0:
         raise _fail(path, "tolerance.abs", "must be >= 0")
+
+    agents = data.get("agents", {})
+    if not isinstance(agents, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and _ENTRY_POINT_RE.fullmatch(v)
+        for k, v in agents.items()
+    ):
+        raise _fail(path, "agents", "must map names to entry points 'module:factory'")
 
     if "offline_dataset" in data:
         from gymforge.leaderboards.offline import check_offline_block

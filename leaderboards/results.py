@@ -21,6 +21,30 @@ _RESULTS_KEYS = {
     "provenance",
 }
 
+#: bounds an episode's metric cannot leave, by metric name: an exact regret or suboptimality gap
+#: is never negative; a log10 error or distance never falls below its floor (1e-8 for BBOB's
+#: final error, 1e-12 for the games' distance) nor, for the distance, above the divergence cap.
+#: A stored figure outside them cannot come from the env, whatever else matches.
+PLAUSIBLE_METRIC_BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "info:regret": (0.0, None),
+    "info:best_error": (-8.0, None),
+    "info:distance": (-12.0, 3.0),
+}
+#: slack for the bounds (rounding of the stored figures)
+BOUND_SLACK = 1e-9
+
+
+def check_plausible(value: float, metric: str, where: str) -> None:
+    """Raise ``ValueError`` when ``value`` lies outside the bounds ``metric`` has."""
+    low, high = PLAUSIBLE_METRIC_BOUNDS.get(metric, (None, None))
+    if (low is not None and value < low - BOUND_SLACK) or (
+        high is not None and value > high + BOUND_SLACK
+    ):
+        raise ValueError(
+            f"{where}: metric {value!r} is impossible for {metric} (bounds {low}..{high}); "
+            "such a figure cannot come from the env"
+        )
+
 
 def check_results(results: Any, protocol: Protocol, where: str) -> None:
     """Schema and internal consistency of a results document; raises ``ValueError``."""
@@ -54,6 +78,7 @@ def check_results(results: Any, protocol: Protocol, where: str) -> None:
         for key in ("metric", "return"):
             if isinstance(e.get(key), bool) or not isinstance(e.get(key), int | float):
                 raise ValueError(f"{where}: episode {e['index']} has no numeric {key!r}")
+        check_plausible(e["metric"], protocol.metric, f"{where}: episode {e['index']}")
     hashes = (protocol.offline_dataset or {}).get("sha256")
     if protocol.offline_dataset is not None:
         for e in episodes:

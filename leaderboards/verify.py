@@ -10,7 +10,11 @@ For every protocol: the file's schema. For every submission on its board:
    entry point string does;
 4. the episodes are the protocol's seeds in order, the content hash over them matches, and the
    aggregates recomputed from them equal the stored ones;
-5. episodes are re-run with the stored agent and must match within the protocol's tolerance:
+5. episodes are re-run with the stored agent and must match within the protocol's tolerance
+   (for the ids whose bits depend on BLAS kernels, a difference within
+   :data:`CROSS_MACHINE_RTOL` is a note; beyond it a failure for every row a change adds or
+   touches, and a note only for the sampled rows it does not touch, already on the board; the
+   CPU a results file claims changes nothing):
    every episode of the submissions in ``full`` (new or changed ones, see
    :mod:`gymforge.leaderboards.changes`), and for the others a sample of ``verify_episodes``
    (the protocol's choice, or ``--sample``) drawn from ``seed``, which defaults to fresh
@@ -18,6 +22,11 @@ For every protocol: the file's schema. For every submission on its board:
 
 Offline protocols: every evaluation seed's dataset is rebuilt by the collector and must hash to
 the sha256 the protocol records, and every episode of a result must name that hash.
+
+Agents are checked before anything of them is loaded: a board runs registered agents and weight
+files read as data, never code a submission names (``check_submittable``). Every file on a
+board belongs to a row or a render, and no path on it is a symbolic link
+(:mod:`gymforge.leaderboards.board_files`).
 
 Finally every generated file is rendered afresh and compared with the one on disk (stale or
 hand-edited renders, leftovers). Each problem is one line naming the file and what is wrong.
@@ -30,13 +39,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymforge.core.machine import cpu_model
-from gymforge.leaderboards.agent_spec import AgentRecord
+from gymforge.leaderboards.agent_spec import AgentRecord, check_submittable
+from gymforge.leaderboards.board_files import (
+    board_problems,
+    site_stray_files,
+    submission_stray_files,
+)
 from gymforge.leaderboards.changes import fresh_sample_seed
 from gymforge.leaderboards.evaluator import run_episodes
 from gymforge.leaderboards.files import is_temporary, read_json, sha256_bytes, sha256_file
 from gymforge.leaderboards.offline import episode_datasets
 from gymforge.leaderboards.protocol import Protocol, ProtocolError, list_tasks, load_protocol
-from gymforge.leaderboards.render import generated_paths, render_all
+from gymforge.leaderboards.render import SITE_DIR, generated_paths, render_all
 from gymforge.leaderboards.results import check_results
 from gymforge.leaderboards.stats import close
 from gymforge.leaderboards.submission import (
@@ -51,7 +65,7 @@ class Report:
     """What verify found: problems (any fails the run), notes, and what it checked."""
 
     problems: list[str] = field(default_factory=list)
-    #: re-run differences on another CPU than the recording one (reported, not failures)
+    #: re-run differences within the bounded cross-machine tolerance (reported, not failures)
     notes: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
     episodes_rerun: int = 0
@@ -64,19 +78,28 @@ class Report:
 
 
 #: ids whose dynamics take matrix products (BBOB rotations, the confounder renderer): the BLAS
-#: kernels differ between CPU generations in the last bit, which a long run amplifies
-KERNEL_DEPENDENT_IDS = ("MetaBBO-", "ConfounderStream-")
+#: kernels differ between CPU generations in the last bits, which an episode amplifies. A re-run
+#: of these may differ from the stored figure by at most this relative amount (of the larger
+#: magnitude, and at least of 1) and is then a note; beyond it, a failure, whatever CPU the
+#: results claim. Sizes measured by ``benchmarks/verify_cross_machine.py`` (AMD EPYC records
+#: re-run on an Intel Xeon), with headroom.
+CROSS_MACHINE_RTOL: dict[str, float] = {"MetaBBO-": 1e-4, "ConfounderStream-": 1e-4}
+KERNEL_DEPENDENT_IDS = tuple(CROSS_MACHINE_RTOL)
 
 
-def differences_are_notes(env_id: str, recorded_cpu: str | None, here_cpu: str) -> bool:
-    """Whether a re-run's difference is a note rather than a problem: only for the ids whose
-    bits depend on the CPU's BLAS kernels, re-run on another CPU than the recording one. Every
-    other board (and these on the recording CPU) must re-run within the protocol's tolerance."""
-    return (
-        env_id.startswith(KERNEL_DEPENDENT_IDS)
-        and recorded_cpu is not None
-        and recorded_cpu != here_cpu
-    )
+def cross_machine_rtol(env_id: str) -> float:
+    """The relative difference a re-run of ``env_id`` may show as a note (0: none)."""
+    for prefix, rtol in CROSS_MACHINE_RTOL.items():
+        if env_id.startswith(prefix):
+            return rtol
+    return 0.0
+
+
+def within_cross_machine(env_id: str, fresh: float, stored: float) -> bool:
+    """Whether a re-run's difference from the stored figure is one that BLAS kernels of another
+    CPU produce (bounded; never widened by the CPU a results file claims)."""
+    rtol = cross_machine_rtol(env_id)
+    return abs(fresh - stored) <= rtol * max(abs(fresh), abs(stored), 1.0)
 
 
 def sample_indices(protocol: Protocol, submission_id: str, count: int, seed: int) -> list[int]:
@@ -114,6 +137,7 @@ def verify_submission(
         if results["agent"] != submission["agent"]:
             raise ValueError(f"{name}: results.json and submission.json name different agents")
         record = AgentRecord.from_json(submission["agent"], f"{name}/submission.json")
+        check_submittable(record, protocol)  # before anything of it is loaded
         if record.kind == "entry_point":
             if sha256_bytes(record.entry_point.encode()) != record.sha256:
                 raise ValueError(f"{name}: the entry point does not match its sha256")
@@ -133,6 +157,13 @@ def verify_submission(
     except ValueError as error:
         report.problems.append(str(error))
         return
+    expected = {"submission.json", "results.json", *submission.get("files", {})}
+    if record.artifact is not None:
+        expected.add(Path(record.artifact).as_posix())
+    stray = submission_stray_files(root, folder, expected)
+    if stray:
+        report.problems += stray
+        return
     report.checked.append(name)
     if not rerun:
         return
@@ -148,27 +179,39 @@ def verify_submission(
         return
     report.episodes_rerun += len(fresh)
     stored = results["episodes"]
-    differences = []
+    env_id = protocol.env_id
+    here = cpu_model()
     for episode in fresh:
         old = stored[episode["index"]]
+        where = f"{name}: episode {episode['index']} (seed {episode['seed']})"
         for key in ("metric", "return"):
-            if not close(episode[key], old[key], protocol.tolerance):
-                differences.append(
-                    f"{name}: episode {episode['index']} (seed {episode['seed']}) re-ran to "
-                    f"{key} {episode[key]!r}, results.json says {old[key]!r} (tolerance "
-                    f"{protocol.tolerance:g})"
-                )
-        if episode["length"] != old["length"]:
-            differences.append(
-                f"{name}: episode {episode['index']} re-ran to length {episode['length']}, "
-                f"results.json says {old['length']}"
+            if close(episode[key], old[key], protocol.tolerance):
+                continue
+            line = (
+                f"{where} re-ran to {key} {episode[key]!r}, results.json says {old[key]!r} "
+                f"(tolerance {protocol.tolerance:g}"
             )
-    recorded_cpu = results.get("provenance", {}).get("hardware", {}).get("cpu")
-    here = cpu_model()
-    if differences_are_notes(protocol.data["env"]["id"], recorded_cpu, here):
-        report.notes += [f"{d} (recorded on {recorded_cpu}, re-run on {here})" for d in differences]
-    else:
-        report.problems += differences
+            if within_cross_machine(env_id, episode[key], old[key]):
+                report.notes.append(
+                    f"{line}; within the cross-machine bound {cross_machine_rtol(env_id):g} "
+                    f"relative, re-run on {here})"
+                )
+            elif not everything and cross_machine_rtol(env_id) > 0:
+                # a row the change under check does not touch: on these ids an agent whose
+                # choices depend on BLAS kernels (a network picking a discrete action) can
+                # diverge on another CPU; what a change adds is never excused this way
+                report.notes.append(
+                    f"{line}; beyond the cross-machine bound on a row this change does not "
+                    f"touch, re-run on {here})"
+                )
+            else:
+                bound = cross_machine_rtol(env_id)
+                extra = f", cross-machine bound {bound:g} relative" if bound else ""
+                report.problems.append(f"{line}{extra})")
+        if episode["length"] != old["length"]:
+            report.problems.append(
+                f"{where} re-ran to length {episode['length']}, results.json says {old['length']}"
+            )
 
 
 def verify_renders(root: Path, report: Report) -> None:
@@ -189,6 +232,10 @@ def verify_renders(root: Path, report: Report) -> None:
             )
     for stale in sorted(generated_paths(root) - set(fresh)):
         report.problems.append(f"{stale}: not produced by a fresh render (stale leftover)")
+    screenshots = {f"{SITE_DIR}/screenshots/page.png"} | {
+        f"{SITE_DIR}/screenshots/board-{task.replace('/', '-')}.png" for task in list_tasks(root)
+    }
+    report.problems += site_stray_files(root, set(fresh) | screenshots)
 
 
 def verify(
@@ -225,7 +272,10 @@ def verify(
         leftovers = [p.name for p in submissions_dir(root, task).glob("*") if is_temporary(p)]
         if leftovers:
             report.problems.append(f"{task}: unfinished submission leftovers {leftovers}")
+        report.problems += board_problems(root, task)
         for folder in list_submissions(root, task):
+            if folder.is_symlink():
+                continue  # (refused by board_problems; never followed)
             everything = f"{task}/{folder.name}" in full or f"{task}/*" in full
             verify_submission(root, protocol, folder, sample, seed, rerun, report, everything)
     verify_renders(root, report)

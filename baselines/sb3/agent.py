@@ -140,17 +140,29 @@ def read_artifact_config(path: str | Path) -> dict[str, Any]:
     return config
 
 
-def load_model(path: str | Path, env: Any = None, device: str = "cpu") -> tuple[Any, dict]:
-    """Load the SB3 model of a saved agent; returns ``(model, config)``."""
+def load_model(path: str | Path, action_space: Any = None, device: str = "cpu") -> tuple[Any, dict]:
+    """The acting policy of a saved agent, read as data (no pickle); returns ``(model, config)``.
+
+    ``action_space`` is the env's (default: built from the run's ``config.json``): the policy is
+    rebuilt for it (:mod:`gymforge.baselines.sb3.zip_reader`).
+    """
+    from gymforge.baselines.sb3.envs import make_single_env
+    from gymforge.baselines.sb3.zip_reader import load_policy
+
     model_path, _ = resolve_artifact(path)
     config = read_artifact_config(path)
     algo = get_algorithm(config["algo"])
-    model = algo.load_class().load(str(model_path), env=env, device=device)
+    if action_space is None:
+        env = make_single_env(config["env_id"], config.get("env_kwargs", {}))
+        action_space = env.action_space
+        env.close()
+    model = load_policy(model_path, algo.name, action_space)
+    model.policy.to(device)
     return model, config
 
 
-def load_agent(path: str | Path, device: str = "cpu") -> SB3Agent:
+def load_agent(path: str | Path, device: str = "cpu", action_space: Any = None) -> SB3Agent:
     """A saved run (folder, checkpoint folder or ``model.zip``) as a deterministic agent."""
-    model, config = load_model(path, device=device)
+    model, config = load_model(path, action_space=action_space, device=device)
     algo = get_algorithm(config["algo"])
     return SB3Agent(model, config.get("frame_stack", 1), algo.recurrent, config)

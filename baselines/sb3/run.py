@@ -203,7 +203,9 @@ def train(
         policy_device: torch device of the policy network.
         config_file, overrides: see :func:`gymforge.baselines.sb3.config.load_config`.
         resume: a run folder or checkpoint to continue (model, step count, curriculum state,
-            replay buffer; its config and seed).
+            replay buffer; its config and seed). Resuming uses SB3's full loader, which
+            unpickles the model and replay buffer: resume only runs you made yourself (every
+            other reader of a model file reads it as data, see ``zip_reader``).
         progress_bar, tensorboard, verbose: output.
         save_replay_buffer: also store DQN/SAC's replay buffer beside the final model
             (checkpoints always hold it, so resuming from one continues with it).
@@ -273,6 +275,11 @@ def train(
         tb_dir = str(out / "tb")
     kwargs = cfg.algo_kwargs(algo)
     if source is not None:
+        print(
+            f"--resume: loading {source / MODEL_FILE} with SB3's full loader (it unpickles the "
+            "file; resume only runs you made yourself)",
+            file=sys.stderr,
+        )
         model = cls.load(str(source / MODEL_FILE), env=venv, device=policy_device)
         model.tensorboard_log = tb_dir
         if algorithm.off_policy and (source / REPLAY_FILE).is_file():

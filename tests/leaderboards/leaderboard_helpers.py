@@ -55,6 +55,11 @@ def protocol_data(seeds: list[int] | None = None, horizon: int = HORIZON) -> dic
             "reference": {"agent": "optimal", "score": None},
         },
         "tolerance": {"abs": 1e-6},
+        # the test agents this board runs besides the registered ones
+        "agents": {
+            "slow": "leaderboard_helpers:SlowAgent",
+            "failing": "leaderboard_helpers:FailingAgent",
+        },
     }
 
 
@@ -131,3 +136,19 @@ def copy_board(pristine: Path, tmp_path: Path) -> Path:
     root = tmp_path / "board"
     shutil.copytree(pristine, root)
     return root
+
+
+def fixed_wait_model(path: Path, wait: int) -> Path:
+    """A saved SB3 PPO model (a weights file, as a board takes) that always picks ``wait``:
+    its action head's weights are zero and its bias favours ``wait``."""
+    import gymnasium as gym
+    import torch
+    from stable_baselines3 import PPO
+
+    model = PPO("MlpPolicy", gym.make(ENV_ID), policy_kwargs={"net_arch": [8]}, seed=0)
+    with torch.no_grad():
+        model.policy.action_net.weight.zero_()
+        model.policy.action_net.bias.zero_()
+        model.policy.action_net.bias[wait] = 10.0
+    model.save(str(path))
+    return path
