@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from gymforge.core.reset_options import check_reset_options
 from gymforge.core.seeds import MAX_SEED, validate_seed
 from gymforge.envs.lineflow.features import action_nvec, action_slots, observation_features
 from gymforge.envs.lineflow.history import StateHistory
@@ -185,6 +186,7 @@ class LineFlowEnv(gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        check_reset_options(options)  # none are used, but a non-dict is a caller's mistake
         if seed is not None:
             seed = validate_seed(seed)  # numpy integers become Python ints
         super().reset(seed=seed)
@@ -284,11 +286,12 @@ class LineFlowEnv(gym.Env):
         array = np.asarray(action)
         if array.shape != self._nvec.shape:
             raise ValueError(f"action must have shape {self._nvec.shape}, got {array.shape}")
-        if not np.issubdtype(array.dtype, np.integer):
-            if not np.issubdtype(array.dtype, np.floating) or not np.all(array == np.round(array)):
-                raise ValueError(f"action must hold integers, got {action!r}")
-            array = array.astype(np.int64)
-        if np.any(array < 0) or np.any(array >= self._nvec):
+        if not np.issubdtype(array.dtype, np.integer) and (
+            not np.issubdtype(array.dtype, np.floating) or not np.all(array == np.round(array))
+        ):
+            raise ValueError(f"action must hold integers, got {action!r}")
+        # compared as given, before any cast: inf or nan would become a garbage integer
+        if not np.all(np.isfinite(array)) or np.any(array < 0) or np.any(array >= self._nvec):
             raise ValueError(
                 f"action must lie in [0, {(self._nvec - 1).tolist()}] per entry "
                 f"({[slot.name for slot in self.action_slots]}), got {array.tolist()}"

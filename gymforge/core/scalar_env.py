@@ -13,6 +13,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from gymforge.core.reset_options import check_reset_options
 from gymforge.core.seeds import MAX_SEED, validate_seed
 from gymforge.core.vector_env import TorchVectorEnv
 
@@ -36,6 +37,7 @@ class TorchScalarEnv(gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        options = check_reset_options(options)  # before the generator is reseeded
         if seed is not None:
             seed = validate_seed(seed)  # numpy integers become Python ints
         super().reset(seed=seed)

@@ -59,8 +59,14 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from gymforge.core.devices import check_device
+from gymforge.core.limits import check_workers
 from gymforge.core.shared_arrays import ArrayChannel, map_nested
-from gymforge.core.vector_env import TorchVectorEnv, check_constructor_keywords, check_num_envs
+from gymforge.core.vector_env import (
+    TorchVectorEnv,
+    check_constructor_keywords,
+    check_env_memory,
+    check_num_envs,
+)
 
 # keys of SAME_STEP autoreset infos that a shard without a finished instance leaves out
 _FINAL_KEYS = ("final_obs", "_final_obs", "final_info", "_final_info")
@@ -90,6 +96,7 @@ def sharded(
             f"a batch over worker processes (num_workers) runs on the CPU only: device must be "
             f"'cpu', got {device!r}"
         )
+    check_env_memory(env_class, num_envs, device, shard_kwargs)  # all shards together
     if not shard_kwargs.get("autoreset", True):
         raise ValueError(
             "a batch over worker processes (num_workers) needs autoreset=True (SAME_STEP "
@@ -108,7 +115,9 @@ def default_num_envs(env_class: type[TorchVectorEnv]) -> object:
 
 
 def check_num_workers(num_workers: object, num_envs: int) -> int:
-    """``num_workers`` as an int in ``[1, num_envs]``, else a ``ValueError`` naming the field."""
+    """``num_workers`` as an int in ``[1, num_envs]`` and at most
+    :func:`~gymforge.core.limits.max_workers` (a few per CPU core: more processes than that only
+    add start-up time and memory), else a ``ValueError`` naming the field."""
     if (
         isinstance(num_workers, bool)
         or not isinstance(num_workers, (int, np.integer))
@@ -117,7 +126,7 @@ def check_num_workers(num_workers: object, num_envs: int) -> int:
         raise ValueError(
             f"num_workers must be an int in [1, num_envs={num_envs}], got {num_workers!r}"
         )
-    return int(num_workers)
+    return check_workers("num_workers", num_workers)
 
 
 def _make_shard(cls: type[TorchVectorEnv], kwargs: dict[str, Any], num_envs: int) -> Any:
@@ -156,6 +165,10 @@ class ShardedVectorEnv(TorchVectorEnv):
 
     supports_reset_mask = False  # the shards reset together
     autoreset_modes = (AutoresetMode.SAME_STEP,)  # (each shard autoresets itself)
+
+    #: the instances live in the shards, each of which checks its own memory when built (and
+    #: :func:`sharded` checks them all together first)
+    bytes_per_instance = 0
 
     def __init__(
         self,

@@ -44,13 +44,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gymforge.core.devices import check_device
+from gymforge.core.limits import check_memory
+from gymforge.core.reset_options import check_reset_options
 from gymforge.core.seeding import InstanceRNG
 from gymforge.core.seeds import instance_seeds
 from gymforge.core.spaces import CHECKED_SPACES, BatchedActionCheck, as_action_tensor
-from gymforge.core.vector_options import (
-    as_bool_mask,
-    to_numpy,
-)
+from gymforge.core.vector_options import as_bool_mask, to_numpy
 
 
 @dataclass
@@ -74,6 +73,16 @@ def check_num_envs(num_envs: object) -> int:
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
         raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
     return int(num_envs)
+
+
+def check_env_memory(
+    cls: type[TorchVectorEnv], num_envs: object, device: object, kwargs: dict[str, Any]
+) -> None:
+    """Refuse, naming ``num_envs``, a batch whose estimated memory (``num_envs`` times
+    ``cls.instance_bytes(kwargs)``) exceeds what ``device`` has available, before anything is
+    allocated; a malformed ``num_envs`` or ``device`` is refused by name too."""
+    count = check_num_envs(num_envs)
+    check_memory("num_envs", count, cls.instance_bytes(kwargs), "instance", check_device(device))
 
 
 def check_constructor_keywords(cls: type, kwargs: dict[str, Any]) -> None:
@@ -127,11 +136,35 @@ class TorchVectorEnv(VectorEnv):
     #: the autoreset modes this class can run in (see :meth:`_apply_vector_options`)
     autoreset_modes: tuple[AutoresetMode, ...] = tuple(AutoresetMode)
 
+    #: a rough peak of the memory one instance takes (state, step temporaries), measured at the
+    #: class's default keywords with a margin; :meth:`instance_bytes` may scale it by them
+    bytes_per_instance: int = 16 * 1024
+
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         """An instance of ``cls``, always; a factory keyword (``num_workers``, ...) that the
-        constructor does not take is refused by name first, before any work."""
+        constructor does not take is refused by name first, and a ``num_envs`` whose estimated
+        memory does not fit (:func:`check_env_memory`), before any work."""
         check_constructor_keywords(cls, kwargs)
+        try:
+            bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs)
+        except TypeError:
+            bound = None  # the constructor reports its own argument errors
+        if bound is not None:
+            bound.apply_defaults()
+            arguments = dict(bound.arguments)
+            arguments.pop(next(iter(arguments)))  # self
+            if "num_envs" in arguments:
+                check_env_memory(
+                    cls, arguments["num_envs"], arguments.get("device", "cpu"), arguments
+                )
         return super().__new__(cls)
+
+    @classmethod
+    def instance_bytes(cls, kwargs: dict[str, Any]) -> int:
+        """The estimated peak memory of one instance built with the constructor's ``kwargs``
+        (default :attr:`bytes_per_instance`; a family whose instances grow with a keyword
+        scales it)."""
+        return cls.bytes_per_instance
 
     def __init__(
         self,
@@ -194,6 +227,7 @@ class TorchVectorEnv(VectorEnv):
         tensor) resets only the masked instances, which continue their own random streams
         (so ``seed`` must be None); the others keep their state.
         """
+        options = check_reset_options(options)
         obs, info = self._reset_torch(seed=seed, options=options)
         return self._to_backend(obs), self._to_backend(info)
 

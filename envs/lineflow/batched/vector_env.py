@@ -58,6 +58,8 @@ class LineFlowVecEnv(TorchVectorEnv):
     """
 
     shared_attributes = ("line", "features", "action_slots", "horizon", "step_size", "max_steps")
+    #: peak memory per line (about 13 KiB measured on ComponentAssembly, the largest scenario)
+    bytes_per_instance = 32 * 1024
 
     def __init__(
         self,
