@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,22 @@ def close(a: float, b: float, tolerance: float) -> bool:
     return abs(a - b) <= tolerance + 4 * math.ulp(max(abs(a), abs(b), 1.0))
 
 
+@contextmanager
+def seeded_global_numpy(seed: int) -> Iterator[None]:
+    """Seed numpy's global random state for the block, then put the caller's state back.
+
+    rliable's stratified bootstrap draws its resamples with ``np.random.choice`` (the global
+    state) and ignores the ``random_state`` it is given, so without this its intervals change
+    from run to run; restoring the state leaves every other user of the global state untouched.
+    """
+    saved = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(saved)
+
+
 #: resamples and seed of the bootstrap over a method's rows (seeded: renders are reproducible)
 METHOD_RESAMPLES = 20_000
 METHOD_SEED = 0
@@ -84,8 +101,8 @@ def method_iqm(row_scores: Sequence[float]) -> tuple[float, float, float]:
     if data.size == 1:
         value = float(data[0])
         return value, value, value
-    with warnings.catch_warnings():  # arch deprecates RandomState; rliable still passes one
-        warnings.simplefilter("ignore", FutureWarning)
+    with warnings.catch_warnings(), seeded_global_numpy(METHOD_SEED):
+        warnings.simplefilter("ignore", FutureWarning)  # arch deprecates RandomState
         point, ci = rly.get_interval_estimates(
             {"m": data[:, None]},
             lambda x: np.array([metrics.aggregate_iqm(x)]),
