@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from gymforge.core.outputs import check_writable
-from gymforge.leaderboards.agent_spec import AgentRecord, parse_agent_spec
+from gymforge.leaderboards.agent_spec import AgentRecord, check_submittable, parse_agent_spec
 from gymforge.leaderboards.evaluator import evaluate
 from gymforge.leaderboards.files import (
     is_temporary,
@@ -237,7 +237,7 @@ def submit(
     """Evaluate an agent under ``task``'s protocol and add it to the board; returns its folder.
 
     Everything is checked before the evaluation starts (which may take minutes): the metadata,
-    the id, the agent, and that the board's submissions folder and the staging folder can be
+    the id, the agent (one a public board may run), and that the board's submissions folder and the staging folder can be
     written. The folder appears on the board only once complete. The caller re-renders the board
     (:func:`gymforge.leaderboards.render.write_all`).
     """
@@ -251,6 +251,7 @@ def submit(
             f"protocol {task} is not calibrated yet; run `gymforge leaderboard calibrate {task}`"
         )
     record = parse_agent_spec(agent_spec, protocol.env_id)
+    check_submittable(record, protocol)
     target = submissions_dir(root, task) / sid
     if target.exists():
         raise ValueError(f"submission {task}/{sid} already exists; pick another name or --id")

@@ -166,6 +166,15 @@ def test_security__read_only_submissions_folder_refused_before_evaluation(root: 
     assert not any(folder.iterdir())
 
 
+@pytest.mark.parametrize(
+    ("spec", "match"), [("json:loads", "is not a registered agent"), ("os:system", "registered")]
+)
+def test_security__unregistered_entry_point_refused_before_evaluation(
+    root: Path, spec: str, match: str
+) -> None:
+    _refused(root, match, agent_spec=spec, submission_id="20261207-code")
+
+
 def _record(**changes: Any) -> dict[str, Any]:
     record = {
         "schema": SUBMISSION_SCHEMA,
