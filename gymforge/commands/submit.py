@@ -74,7 +74,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--meta", required=True, metavar="FILE", help="submission.json: name, authors, method, ..."
     )
-    parser.add_argument("--id", help="submission id (default: YYYYMMDD-<slug of the name>)")
+    parser.add_argument(
+        "--id",
+        help="submission id: YYYYMMDD-slug with a real date, lower-case letters, digits and '-', "
+        "at most 64 characters (default: today-<slug of the name>)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_root_option(parser)
     parser.set_defaults(func=cmd_submit)
