@@ -27,6 +27,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from gymforge.agents.episode import run_episode, run_parallel_episode
 from gymforge.registry import EnvSpec, all_specs, did_you_mean, get_spec, load_entry_point
 
 
@@ -89,6 +90,26 @@ def cmd_info(args: argparse.Namespace) -> int:
 MAX_RECORDED_FRAMES = 500
 
 
+class _Film:
+    """Frames of a filmed episode: the first after reset, then one every ``every`` steps and the
+    last, at most :data:`MAX_RECORDED_FRAMES`."""
+
+    def __init__(self, env: Any, every: int) -> None:
+        self.env, self.every = env, every
+        self.frames: list[np.ndarray] = []
+        self.steps = 0
+
+    def on_reset(self, observation: Any, info: dict[str, Any]) -> None:
+        self.frames.append(self.env.render())
+
+    def on_step(self, observation: Any, action: Any, reward: float, terminated: bool,
+                truncated: bool, info: dict[str, Any]) -> None:  # fmt: skip
+        self.steps += 1
+        wanted = self.steps % self.every == 0 or terminated or truncated
+        if wanted and len(self.frames) < MAX_RECORDED_FRAMES:
+            self.frames.append(self.env.render())
+
+
 def rollout(
     env_id: str,
     agent_name: str,
@@ -116,26 +137,16 @@ def rollout(
     agent = load_agent(spec, agent_name, env, batched=False)
     returns: list[float] = []
     lengths: list[int] = []
-    frames: list[np.ndarray] = []
+    film = _Film(env, record_every)
     start = time.perf_counter()
     try:
         for episode in range(episodes):
-            filming = record is not None and episode == 0
-            agent.reset(seed=seed + episode)
-            obs, info = env.reset(seed=seed + episode)
-            if filming:
-                frames.append(env.render())
-            total, steps, done = 0.0, 0, False
-            while not done:
-                obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
-                total += float(reward)
-                steps += 1
-                done = terminated or truncated
-                wanted = steps % record_every == 0 or done
-                if filming and wanted and len(frames) < MAX_RECORDED_FRAMES:
-                    frames.append(env.render())
-            returns.append(total)
-            lengths.append(steps)
+            hooks = {"on_reset": film.on_reset, "on_step": film.on_step}
+            played = run_episode(
+                env, agent, seed + episode, **(hooks if record and episode == 0 else {})
+            )
+            returns.append(played.total_return)
+            lengths.append(played.length)
     finally:
         env.close()
     elapsed = time.perf_counter() - start
@@ -145,7 +156,7 @@ def rollout(
         from gymforge.recording import write_animation
 
         fps = env.metadata.get("render_fps", 20)
-        result["recording"] = str(write_animation(frames, record, fps=fps))
+        result["recording"] = str(write_animation(film.frames, record, fps=fps))
     return result
 
 
@@ -163,18 +174,10 @@ def parallel_rollout(spec: EnvSpec, players_name: str, episodes: int, seed: int)
     start = time.perf_counter()
     try:
         for episode in range(episodes):
-            players.reset(seed=seed + episode)
-            observations, _ = env.reset(seed=seed + episode)
-            totals = dict.fromkeys(env.possible_agents, 0.0)
-            steps = 0
-            while env.agents:
-                observations, rewards, _, _, _ = env.step(players.act(observations))
-                for agent, reward in rewards.items():
-                    totals[agent] += float(reward)
-                steps += 1
-            for agent, total in totals.items():
+            played = run_parallel_episode(env, players, seed + episode)
+            for agent, total in played.returns_by_agent.items():
                 by_agent[agent].append(total)
-            lengths.append(steps)
+            lengths.append(played.length)
     finally:
         env.close()
     elapsed = time.perf_counter() - start

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
+from gymforge.agents.episode import PolicyAgent, run_episode
 from gymforge.core.extras import require
 
 ENV_ID = "LineFlow-v0"
@@ -115,18 +116,16 @@ def train_sb3(
 def evaluate(policy: Callable[[np.ndarray], Any], seeds: Sequence[int]) -> dict[str, Any]:
     """Returns, parts, scrap and the cumulative-reward curve of the first seed."""
     env = gym.make(ENV_ID)
+    agent = PolicyAgent(policy)
     returns, parts, scrap, curve = [], [], [], []
     for seed in seeds:
-        obs, info = env.reset(seed=seed)
-        total, done, rewards = 0.0, False, []
-        while not done:
-            obs, reward, terminated, truncated, info = env.step(policy(obs))
-            total += reward
-            rewards.append(reward)
-            done = terminated or truncated
-        returns.append(total)
-        parts.append(info["n_parts"])
-        scrap.append(info["n_scrap_parts"])
+        rewards: list[float] = []
+        episode = run_episode(
+            env, agent, seed, on_step=lambda *step, kept=rewards: kept.append(step[2])
+        )
+        returns.append(episode.total_return)
+        parts.append(episode.final_info["n_parts"])
+        scrap.append(episode.final_info["n_scrap_parts"])
         if not curve:
             curve = list(np.cumsum(rewards))
     return {"returns": returns, "parts": parts, "scrap": scrap, "curve": curve}

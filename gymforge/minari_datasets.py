@@ -24,6 +24,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from gymforge.agents.episode import run_episode
 from gymforge.core.extras import require
 from gymforge.core.minari_folder import minari_root
 
@@ -90,23 +91,20 @@ def collect_minari(
 
 def _episode(env: gym.Env, policy: Any, seed: int, index: int, minari: Any) -> Any:
     """One episode of ``policy`` as Minari's ``EpisodeBuffer`` (observations: length + 1 rows)."""
-    policy.reset(seed=seed)
-    obs, info = env.reset(seed=seed)
-    observations, actions, rewards, terminations, truncations = [obs], [], [], [], []
-    done = False
-    while not done:
-        action = policy.act(obs, info)
-        obs, reward, terminated, truncated, info = env.step(action)
+    observations, actions, rewards, terminations, truncations = [], [], [], [], []
+
+    def keep(obs: Any, action: Any, reward: float, terminated: bool, truncated: bool, _: Any):
         observations.append(obs)
         actions.append(np.asarray(action))
-        rewards.append(float(reward))
-        terminations.append(bool(terminated))
-        truncations.append(bool(truncated))
-        done = terminated or truncated
+        rewards.append(reward)
+        terminations.append(terminated)
+        truncations.append(truncated)
+
+    episode = run_episode(env, policy, seed, on_step=keep)
     return minari.data_collector.EpisodeBuffer(
         id=index,
         seed=seed,
-        observations=np.stack(observations),
+        observations=np.stack([episode.first_observation, *observations]),
         actions=np.stack(actions).astype(env.action_space.dtype),
         rewards=np.asarray(rewards, dtype=np.float64),
         terminations=np.asarray(terminations),

@@ -33,11 +33,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from gymforge.agents.episode import Episode, run_episode, run_parallel_episode
 from gymforge.core.machine import cpu_model
 from gymforge.leaderboards.agent_spec import AgentRecord, build_agent
 from gymforge.leaderboards.files import canonical_json, sha256_bytes
 from gymforge.leaderboards.offline import episode_datasets
-from gymforge.leaderboards.parallel_episode import build_players, run_parallel_episode
+from gymforge.leaderboards.parallel_episode import SidePlayers, build_players
 from gymforge.leaderboards.protocol import Protocol
 from gymforge.leaderboards.stats import aggregate
 from gymforge.registry import get_spec, make_parallel
@@ -77,7 +78,33 @@ def _scalar(value: Any) -> float | int:
     return item if isinstance(item, int) and not isinstance(item, bool) else float(item)
 
 
-def run_episode(
+def protocol_record(
+    protocol: Protocol, episode: Episode, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The per-episode record a results file stores: seed, return, length, ``extra`` (the
+    offline track's dataset entries), the protocol's final-info entries and its metric."""
+    record: dict[str, Any] = {
+        "seed": episode.seed,
+        "return": episode.total_return,
+        "length": episode.length,
+        **(extra or {}),
+    }
+    if episode.stopped_at_max_steps:
+        record["truncated_by_protocol"] = True
+    info = episode.final_info
+    missing = [key for key in protocol.record_info if key not in info]
+    if missing:
+        raise ValueError(f"protocol {protocol.task}: final info has no {missing}")
+    record["info"] = {key: _scalar(info[key]) for key in protocol.record_info}
+    metric = protocol.metric
+    if metric != "return" and metric[5:] not in protocol.record_info:
+        raise ValueError(f"protocol {protocol.task}: metric {metric} must be in record_info")
+    raw = episode.total_return if metric == "return" else float(record["info"][metric[5:]])
+    record["metric"] = protocol.metric_value(raw)
+    return record
+
+
+def board_episode(
     protocol: Protocol,
     agent: Any,
     env: gym.Env,
@@ -95,34 +122,9 @@ def run_episode(
         fitted = callable(fit)
         if fitted:
             fit(dataset[0])
-    agent.reset(seed=seed)
-    observation, info = env.reset(seed=seed)
-    total, steps, done = 0.0, 0, False
-    truncated_by_protocol = False
-    while not done:
-        action = agent.act(observation, dict(info))
-        observation, reward, terminated, truncated, info = env.step(action)
-        total += float(reward)
-        steps += 1
-        done = bool(terminated or truncated)
-        if not done and steps >= protocol.max_steps:
-            done = truncated_by_protocol = True
-    record: dict[str, Any] = {"seed": seed, "return": total, "length": steps}
-    if dataset is not None:
-        record["dataset_sha256"] = dataset[1]
-        record["fit"] = fitted
-    if truncated_by_protocol:
-        record["truncated_by_protocol"] = True
-    record["info"] = {key: _scalar(info[key]) for key in protocol.record_info if key in info}
-    missing = [key for key in protocol.record_info if key not in info]
-    if missing:
-        raise ValueError(f"protocol {protocol.task}: final info has no {missing}")
-    metric = protocol.metric
-    raw = total if metric == "return" else float(record["info"][metric[5:]])
-    record["metric"] = protocol.metric_value(raw)
-    if metric != "return" and metric[5:] not in protocol.record_info:
-        raise ValueError(f"protocol {protocol.task}: metric {metric} must be in record_info")
-    return record
+    episode = run_episode(env, agent, seed, max_steps=protocol.max_steps)
+    extra = {"dataset_sha256": dataset[1], "fit": fitted} if dataset is not None else None
+    return protocol_record(protocol, episode, extra)
 
 
 def run_episodes(
@@ -154,9 +156,16 @@ def run_episodes(
     try:
         for index in iterator:
             if multi_agent:
-                result = run_parallel_episode(protocol, agent, env, seeds[index])
+                episode = run_parallel_episode(
+                    env,
+                    agent,
+                    seeds[index],
+                    max_steps=protocol.max_steps,
+                    pass_infos=isinstance(agent, SidePlayers),
+                )
+                result = protocol_record(protocol, episode)
             else:
-                result = run_episode(protocol, agent, env, seeds[index], datasets.get(index))
+                result = board_episode(protocol, agent, env, seeds[index], datasets.get(index))
             episodes.append({"index": index, **result})
     finally:
         env.close()

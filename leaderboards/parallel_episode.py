@@ -11,7 +11,7 @@ A multi-agent submission is an entry point ``module:factory`` called with the pr
 :func:`as_players` turns either form into the first one, and rejects anything else with an
 error naming what is wrong. The episode's metric reads the final info of the env's first agent
 (the min-max envs give both agents the same ``distance`` and ``f``); its return is that agent's
-summed reward.
+summed reward. The episode loop itself is :func:`gymforge.agents.episode.run_parallel_episode`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from gymforge.leaderboards.agent_spec import AgentRecord, load_factory
-from gymforge.leaderboards.protocol import Protocol
 
 
 def _has_methods(obj: Any) -> bool:
@@ -82,40 +81,3 @@ def build_players(record: AgentRecord, make_env: Any) -> Any:
     return as_players(
         load_factory(record.entry_point)(env), list(env.possible_agents), record.entry_point
     )
-
-
-def run_parallel_episode(protocol: Protocol, players: Any, env: Any, seed: int) -> dict[str, Any]:
-    """One episode of ``players`` on the ``ParallelEnv`` ``env`` with ``seed``; its record."""
-    players.reset(seed=seed)
-    observations, infos = env.reset(seed=seed)
-    first = env.possible_agents[0]
-    total, steps, done, by_protocol = 0.0, 0, False, False
-    while not done:
-        if isinstance(players, SidePlayers):
-            actions = players.act(observations, infos)
-        else:
-            actions = players.act(observations)
-        if not isinstance(actions, Mapping) or set(actions) != set(env.agents):
-            got = sorted(actions) if isinstance(actions, Mapping) else type(actions).__name__
-            raise ValueError(
-                f"players must return a dict with one action per agent {sorted(env.agents)}, "
-                f"got {got}"
-            )
-        observations, rewards, terminations, truncations, infos = env.step(dict(actions))
-        total += float(rewards[first])
-        steps += 1
-        done = all(terminations[a] or truncations[a] for a in terminations) or not env.agents
-        if not done and steps >= protocol.max_steps:
-            done = by_protocol = True
-    record: dict[str, Any] = {"seed": seed, "return": total, "length": steps}
-    if by_protocol:
-        record["truncated_by_protocol"] = True
-    final = infos.get(first, {})
-    missing = [key for key in protocol.record_info if key not in final]
-    if missing:
-        raise ValueError(f"protocol {protocol.task}: final info has no {missing}")
-    record["info"] = {key: float(final[key]) for key in protocol.record_info}
-    metric = protocol.metric
-    raw = total if metric == "return" else float(record["info"][metric[5:]])
-    record["metric"] = protocol.metric_value(raw)
-    return record

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from gymforge.baselines.sb3.agent import SB3Agent
+from gymforge.agents.episode import run_episode
 from gymforge.baselines.sb3.envs import EVAL_SEED_BASE, make_single_env
 
 
@@ -16,25 +16,15 @@ def eval_seeds(episodes: int, offset: int = 0) -> list[int]:
 
 
 def run_episodes(
-    agent: SB3Agent, env_id: str, env_kwargs: dict[str, Any], seeds: list[int]
+    agent: Any, env_id: str, env_kwargs: dict[str, Any], seeds: list[int]
 ) -> list[dict[str, Any]]:
     """One episode per seed with ``agent`` acting; ``[{seed, return, length}, ...]``."""
     env = make_single_env(env_id, env_kwargs)
-    episodes: list[dict[str, Any]] = []
     try:
-        for seed in seeds:
-            agent.reset(seed=seed)
-            obs, info = env.reset(seed=seed)
-            total, length, done = 0.0, 0, False
-            while not done:
-                obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
-                total += float(reward)
-                length += 1
-                done = bool(terminated or truncated)
-            episodes.append({"seed": int(seed), "return": total, "length": length})
+        played = [run_episode(env, agent, seed) for seed in seeds]
     finally:
         env.close()
-    return episodes
+    return [{"seed": e.seed, "return": e.total_return, "length": e.length} for e in played]
 
 
 def summarize(episodes: list[dict[str, Any]]) -> dict[str, float]:
