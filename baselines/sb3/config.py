@@ -23,6 +23,7 @@ names the file and the key.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import inspect
 import json
@@ -123,18 +124,105 @@ class TrainConfig:
         }
 
 
+#: the largest config or sweep file read (bytes): real ones are a few kB
+MAX_FILE_BYTES = 1 << 20
+#: aliases (``*name``) a YAML file may use: real configs use none or a few
+MAX_YAML_ALIASES = 100
+#: nodes a YAML document may hold once its aliases are expanded: a few nested anchors can
+#: otherwise stand for billions of nodes ("billion laughs"), which copying the parsed mapping
+#: (merging layers, expanding a sweep's jobs) would then build in memory
+MAX_YAML_NODES = 100_000
+
+
+class _LimitedLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses more than :data:`MAX_YAML_ALIASES` aliases, a recursive
+    alias, and a document of more than :data:`MAX_YAML_NODES` nodes once expanded."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._aliases = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_YAML_ALIASES:
+                raise yaml.YAMLError(
+                    f"more than {MAX_YAML_ALIASES} aliases (*name); write the values out"
+                )
+        return super().compose_node(parent, index)
+
+    def compose_document(self) -> Any:
+        node = super().compose_document()
+        expanded = _expanded_nodes(node, {}, set())
+        if expanded > MAX_YAML_NODES:
+            raise yaml.YAMLError(
+                f"its aliases (*name) expand to more than {MAX_YAML_NODES:,} nodes (a "
+                "'billion laughs' document); write the values out"
+            )
+        return node
+
+
+def _expanded_nodes(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
+    """Nodes under ``node`` with every alias expanded, counted once per distinct node (so in
+    time linear in the document, however large the expansion)."""
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_nodes:
+        raise yaml.YAMLError("a recursive alias (an anchor used inside itself)")
+    open_nodes.add(key)
+    total = 1
+    if isinstance(node, yaml.SequenceNode):
+        total += sum(_expanded_nodes(item, sizes, open_nodes) for item in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        for item_key, item_value in node.value:
+            total += _expanded_nodes(item_key, sizes, open_nodes)
+            total += _expanded_nodes(item_value, sizes, open_nodes)
+    open_nodes.discard(key)
+    sizes[key] = min(total, MAX_YAML_NODES + 1)  # capped: the count only needs to cross it
+    return sizes[key]
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load(text)`` with the alias limits of :class:`_LimitedLoader` (raises
+    ``yaml.YAMLError`` naming the limit); every config and sweep file is read through it."""
+    loader = _LimitedLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_file(path: str, mtime_ns: int, size: int) -> Any:
+    """The parsed contents of ``path`` (cached by modification time and size: a sweep reads the
+    packaged defaults once per job, and the pure-Python YAML parser is slow)."""
+    text = Path(path).read_text()
+    return json.loads(text) if path.endswith(".json") else load_yaml(text)
+
+
 def read_file(path: str | Path) -> dict[str, Any]:
-    """Parse a YAML (``.yaml``/``.yml``) or JSON (``.json``) file into a mapping."""
+    """Parse a YAML (``.yaml``/``.yml``) or JSON (``.json``) file into a mapping.
+
+    Files over :data:`MAX_FILE_BYTES`, and YAML whose aliases expand too far (see
+    :func:`load_yaml`), are refused before they are parsed or expanded.
+    """
     path = Path(path)
     if path.suffix not in (".yaml", ".yml", ".json"):
         raise ValueError(f"config file must end in .yaml, .yml or .json, got {str(path)!r}")
     if not path.is_file():
         raise ValueError(f"config file not found: {path}")
-    text = path.read_text()
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ValueError(
+            f"{path}: {size:,} bytes, more than the {MAX_FILE_BYTES:,} a config or sweep file "
+            "may have"
+        )
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        parsed = _parse_file(str(path.resolve()), path.stat().st_mtime_ns, size)
     except (json.JSONDecodeError, yaml.YAMLError) as error:
         raise ValueError(f"{path}: not valid {path.suffix[1:].upper()}: {error}") from None
+    data = copy.deepcopy(parsed)  # the caller may change it; the cache keeps its own
     if not isinstance(data, dict):
         raise ValueError(f"{path}: the top level must be a mapping, got {type(data).__name__}")
     return data
@@ -166,13 +254,20 @@ def _unknown(keys: Any, allowed: tuple[str, ...], where: str) -> None:
 
 def algo_parameters(algo: str) -> list[str]:
     """Constructor arguments a config may set for ``algo``."""
+    return list(_algo_parameters(algo))
+
+
+@functools.cache
+def _algo_parameters(algo: str) -> tuple[str, ...]:
+    """:func:`algo_parameters`, read from the class's signature once (a sweep checks every
+    job's config)."""
     init = get_algorithm(algo).load_class().__init__
     names = [
         name
         for name, p in inspect.signature(init).parameters.items()
         if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
-    return sorted(n for n in names if n not in RESERVED_ALGO_KWARGS)
+    return tuple(sorted(n for n in names if n not in RESERVED_ALGO_KWARGS))
 
 
 def check_file(
@@ -277,6 +372,39 @@ def check_hyperparameter(key: str, value: Any, where: str) -> None:
         raise ValueError(f"{where} must be {kind} in {bound}, got {value!r}")
 
 
+#: algorithms whose SB3 constructor asserts, with ``normalize_advantage`` on (the default), that
+#: a rollout holds more than one step (``n_steps * n_envs > 1``); PPO also asserts
+#: ``batch_size > 1`` (stable_baselines3/ppo/ppo.py, sb3_contrib/trpo/trpo.py)
+NORMALIZED_ROLLOUT_ALGOS = {"ppo": True, "trpo": False}
+#: SB3's defaults of the settings those asserts read
+SB3_DEFAULTS = {"n_steps": {"ppo": 2048, "trpo": 2048}, "batch_size": {"ppo": 64, "trpo": 128}}
+
+
+def check_rollout_sizes(merged: dict[str, Any], source: str) -> None:
+    """Refuse, naming ``source`` and the field, the merged settings that SB3's constructors
+    reject with a bare ``AssertionError`` (one rollout step, or minibatches of one, while
+    advantages are normalised), so that a run or a sweep stops before any training."""
+    n_envs = merged.get("n_envs", 1)
+    for algo, needs_batch in NORMALIZED_ROLLOUT_ALGOS.items():
+        kwargs = (merged.get("algos") or {}).get(algo) or {}
+        if not kwargs.get("normalize_advantage", True):
+            continue
+        n_steps = kwargs.get("n_steps", SB3_DEFAULTS["n_steps"][algo])
+        batch_size = kwargs.get("batch_size", SB3_DEFAULTS["batch_size"][algo])
+        if isinstance(n_steps, int) and isinstance(n_envs, int) and n_steps * n_envs <= 1:
+            raise ValueError(
+                f"{source}: algos.{algo}.n_steps x n_envs must be > 1 while "
+                f"normalize_advantage is on (SB3 normalises advantages over the rollout), got "
+                f"n_steps={n_steps} x n_envs={n_envs}; raise one or set "
+                f"algos.{algo}.normalize_advantage: false"
+            )
+        if needs_batch and isinstance(batch_size, int) and batch_size <= 1:
+            raise ValueError(
+                f"{source}: algos.{algo}.batch_size must be > 1 while normalize_advantage is on "
+                f"(SB3 normalises advantages over each minibatch), got {batch_size}"
+            )
+
+
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     merged = copy.deepcopy(base)
     for key, value in override.items():
@@ -350,6 +478,8 @@ def from_mapping(
 ) -> TrainConfig:
     """A :class:`TrainConfig` from a complete mapping (e.g. ``TrainConfig.to_json()`` output)."""
     check(merged, sources[-1] if sources else "config")
+    if check is check_file:
+        check_rollout_sizes(merged, " + ".join(sources) or "config")
     cur = merged.get("curriculum")
     curriculum = None
     if cur is not None:

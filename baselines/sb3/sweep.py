@@ -20,8 +20,9 @@ A sweep file (YAML or JSON)::
 
 Every job trains with :func:`gymforge.baselines.sb3.run.train` into ``OUT/jobs/<job id>/`` and
 evaluates its final agent on the held-out seeds; its row (with a SHA-256 of the trained policy's
-parameters, ``policy_sha256``) is written to ``result.json`` there, so a
-re-run skips finished jobs. The rows are collected in ``OUT/results.csv`` and
+parameters, ``policy_sha256``) is written to ``result.json`` there, and its settings to
+``job.json``, so a re-run skips finished jobs (and refuses, before any training, a job folder
+that holds the result of other settings). The rows are collected in ``OUT/results.csv`` and
 ``OUT/results.json``. Jobs run in a local process pool or as Ray tasks; with the same seeds both
 give identical figures (CPU training is deterministic with one torch thread).
 """
@@ -33,6 +34,7 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import os
 import time
 from collections.abc import Callable
@@ -41,6 +43,7 @@ from typing import Any
 
 from gymforge.baselines.sb3.algorithms import get_algorithm
 from gymforge.baselines.sb3.config import check_file, read_file
+from gymforge.core.limits import check_workers
 from gymforge.core.outputs import check_writable
 
 SWEEP_KEYS = (
@@ -60,6 +63,11 @@ SWEEP_KEYS = (
 TRAINERS = ("sb3", "torch")
 BACKENDS = ("local", "ray")
 RESULT_FILE = "result.json"
+#: what a finished job was run with (its job entry, less its folder), beside its result
+JOB_FILE = "job.json"
+#: the most jobs one sweep may have: each trains a model (minutes), and every job's settings
+#: are checked before the first starts, so a larger grid is almost surely a mistake
+MAX_JOBS = 10_000
 #: the columns of results.csv before the grid's hyperparameters
 LEADING_COLUMNS = ("job", "task", "algo", "seed")
 TRAILING_COLUMNS = (
@@ -78,6 +86,24 @@ def _list(data: dict[str, Any], key: str, source: str) -> list[Any]:
     if not isinstance(value, list) or not value:
         raise ValueError(f"{source}: {key} must be a non-empty list, got {value!r}")
     return value
+
+
+def check_job_count(
+    source: str, tasks: list[Any], algos: list[Any], seeds: list[Any], grid: dict[str, list[Any]]
+) -> int:
+    """The sweep's job count, computed from the list lengths before any job is built; above
+    :data:`MAX_JOBS` a ``ValueError`` names each field's share."""
+    count = len(tasks) * len(algos) * len(seeds) * math.prod(len(v) for v in grid.values())
+    if count > MAX_JOBS:
+        shares = " x ".join(
+            [f"tasks {len(tasks)}", f"algos {len(algos)}", f"seeds {len(seeds)}"]
+            + [f"grid.{key} {len(values)}" for key, values in grid.items()]
+        )
+        raise ValueError(
+            f"{source}: the sweep has {count:,} jobs ({shares}), more than the {MAX_JOBS:,} one "
+            "sweep may run; shorten those lists or split the sweep"
+        )
+    return count
 
 
 def load_sweep(path: str | Path) -> dict[str, Any]:
@@ -125,6 +151,7 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise ValueError(f"{source}: grid.{key} must be a non-empty list, got {values!r}")
+    check_job_count(source, tasks, algos, seeds, grid)
     config = data.get("config") or {}
     if not isinstance(config, dict):
         raise ValueError(f"{source}: config must be a mapping, got {config!r}")
@@ -209,6 +236,37 @@ def check_job(job: dict[str, Any]) -> None:
         raise ValueError(f"sweep job {job['job']}: {error}") from None
 
 
+def job_settings(job: dict[str, Any]) -> dict[str, Any]:
+    """What a job's result depends on: its entry less its id and folder, as JSON values."""
+    return json.loads(json.dumps({k: v for k, v in job.items() if k not in ("job", "out")}))
+
+
+#: what an older finished job's row records of its settings (it has no job file)
+_ROW_SETTINGS = ("task", "algo", "seed", "hyperparameters")
+
+
+def check_finished_job(job: dict[str, Any]) -> None:
+    """Refuse a job whose folder holds a result of other settings (a sweep re-run into the same
+    ``--out`` after its file changed), which would otherwise be reported as this job's result
+    without training; a result of the same settings is reused, a folder without one rerun."""
+    out = Path(job["out"])
+    if not (out / RESULT_FILE).is_file():
+        return
+    settings = job_settings(job)
+    if (out / JOB_FILE).is_file():
+        stored = json.loads((out / JOB_FILE).read_text())
+    else:
+        row = json.loads((out / RESULT_FILE).read_text())
+        stored = {key: row.get(key) for key in _ROW_SETTINGS}
+        settings = {key: settings[key] for key in _ROW_SETTINGS}
+    changed = sorted(k for k in settings.keys() | stored.keys() if settings.get(k) != stored.get(k))
+    if changed:
+        raise ValueError(
+            f"sweep job {job['job']}: {out} holds the result of other settings (changed: "
+            f"{', '.join(changed)}); use a new --out, or delete {out} to rerun it"
+        )
+
+
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """Train and evaluate one job (in whatever process runs it); returns its result row."""
     import torch
@@ -221,6 +279,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     out = Path(job["out"])
     done = out / RESULT_FILE
     if done.is_file():
+        check_finished_job(job)
         return json.loads(done.read_text())
     if out.exists():  # an interrupted job: start it afresh
         import shutil
@@ -280,6 +339,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         "train_s": round(train_s, 3),
         "out": str(out),
     }
+    write_json(out / JOB_FILE, job_settings(job))
     write_json(done, row)
     return row
 
@@ -359,13 +419,13 @@ def run_sweep(
         backend: ``"local"`` (a process pool of ``workers``) or ``"ray"``.
         address: Ray cluster address (``ray.init(address=...)``); ``None`` starts or joins a
             local Ray instance (or uses the one already initialised in this process).
-        workers: local processes (1: run in this process).
+        workers: local processes (1: run in this process; at most 4 per CPU core, and no more
+            than the jobs are used).
         progress: show a progress bar.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    check_workers("--workers", workers)
     if address is not None and backend != "ray":
         raise ValueError("--address needs --backend ray")
     sweep = load_sweep(path)
@@ -373,6 +433,7 @@ def run_sweep(
     jobs = expand_jobs(sweep, out)
     for job in jobs:  # every job's settings, before any folder or training
         check_job(job)
+        check_finished_job(job)
     check_writable(out, "--out")
     out.mkdir(parents=True, exist_ok=True)
     from tqdm import tqdm
@@ -385,7 +446,7 @@ def run_sweep(
 
     try:
         if backend == "local":
-            rows = _run_local(jobs, workers, on_done)
+            rows = _run_local(jobs, min(workers, len(jobs)), on_done)
         else:
             rows = _run_ray(jobs, address, on_done)
     finally:

@@ -144,7 +144,7 @@ def test_config_file__unreadable_files(tmp_path):
 def test_config_file__bad_values_fail_before_training(tmp_path, capsys):
     """SB3 rejects the value itself (batch_size 0) before any file is written."""
     path = tmp_path / "c.yaml"
-    path.write_text("version: 1\nalgos:\n  ppo: {n_steps: 1, batch_size: 1}\n")
+    path.write_text("version: 1\nalgos:\n  ppo: {n_steps: 1, batch_size: 2}\n")
     out = tmp_path / "run"
     rc = main(["train", "Probe-Match-v0", "--algo", "ppo", "--steps", "64", "--config", str(path),
                "--out", str(out), "--seed", "-1"])  # fmt: skip
