@@ -26,7 +26,7 @@ from gymforge.leaderboards.results import check_results
 from gymforge.leaderboards.submission import check_submission_record
 
 ARCHIVE_DIR = "archive"
-_VERSION_RE = re.compile(r"^v(\d+)$")
+_VERSION_RE = re.compile(r"v(\d+)")
 
 
 def archive_dir(root: Path, task: str, version: int) -> Path:
@@ -39,7 +39,7 @@ def archived_versions(root: Path, task: str) -> list[int]:
     folder = Path(root) / task / ARCHIVE_DIR
     if not folder.is_dir():
         return []
-    found = [_VERSION_RE.match(p.name) for p in folder.iterdir() if p.is_dir()]
+    found = [_VERSION_RE.fullmatch(p.name) for p in folder.iterdir() if p.is_dir()]
     return sorted(int(m.group(1)) for m in found if m is not None)
 
 

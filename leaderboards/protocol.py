@@ -45,8 +45,8 @@ from gymforge.leaderboards.files import read_json, sha256_file
 from gymforge.leaderboards.roots import protocols_dir
 
 SCHEMA = "gymforge.protocol/1"
-_TASK_RE = re.compile(r"^[a-z0-9_]+/[A-Za-z0-9_]+$")
-_ID_VERSION_RE = re.compile(r"-v(\d+)$")
+_TASK_RE = re.compile(r"[a-z0-9_]+/[A-Za-z0-9_]+")
+_ID_VERSION_RE = re.compile(r"-v(\d+)\Z")
 _KEYS = {
     "schema",
     "task",
@@ -295,7 +295,7 @@ def protocol_path(root: Path, task: str) -> Path:
 
 def load_protocol(root: Path, task: str) -> Protocol:
     """Load and check the protocol of ``task`` (``"<suite>/<task>"``) under ``root``."""
-    if not _TASK_RE.match(task):
+    if not _TASK_RE.fullmatch(task):
         raise ProtocolError(f"task must look like '<suite>/<Task>', got {task!r}")
     path = protocol_path(root, task)
     data = read_json(path, f"protocol {task!r}")
