@@ -16,8 +16,9 @@ batches ``beta = (X^T X + delta I)^-1 X^T F`` over all the data seen (ridge regr
 ``P_0 = I / delta``. Gradients flow through ``F`` only; ``beta`` and ``P`` are buffers (saved in
 ``state_dict``) and are frozen in eval mode.
 
-A batch holding NaN or inf (in the features or the design) never reaches ``beta`` and ``P``: one
-such batch would make every later output NaN. With ``nonfinite="skip"`` (the default) the batch
+A batch holding NaN or inf (in the features or the design), or finite values so large that the
+step overflows (e.g. 3e38 in float32), never reaches ``beta`` and ``P``: one such batch would
+make every later output NaN. With ``nonfinite="skip"`` (the default) the batch
 is not fitted (``skipped_batches`` counts it) and its output uses the coefficients as they are;
 with ``nonfinite="raise"`` it raises a ``ValueError`` before any state changes.
 
@@ -31,6 +32,7 @@ operations dominates, to about 1.2-1.3x a BatchNorm layer's (``benchmarks/confou
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -184,13 +186,25 @@ class RecursiveMetadataNorm(nn.Module):
         """True for a batch of finite values; otherwise count it as skipped, or raise."""
         if all_finite(features) and all_finite(design):
             return True
+        self._reject("holds NaN or inf in x or design")
+        return False
+
+    def _reject(self, what: str) -> None:
+        """A batch that cannot be fitted: raise (``nonfinite="raise"``) or count it as skipped."""
         if self.nonfinite == "raise":
             raise ValueError(
-                "R-MDN batch holds NaN or inf in x or design; beta and P are unchanged "
-                "(nonfinite='skip' skips such batches)"
+                f"R-MDN batch {what}; beta and P are unchanged (nonfinite='skip' skips such "
+                "batches)"
             )
         self.skipped_batches += 1
-        return False
+
+    def _overflowed(self, features: torch.Tensor | np.ndarray, design: Any) -> None:
+        """Reject a finite batch whose update overflowed (values near the dtype's maximum)."""
+        largest = max(float(abs(features).max()), float(abs(design).max()))
+        self._reject(
+            f"has finite values too large to fit (largest magnitude {largest:.3g} in x or "
+            "design: their products overflow)"
+        )
 
     def _check(self, features: torch.Tensor, design: torch.Tensor) -> None:
         p = self.num_confounders + 2
@@ -222,18 +236,28 @@ class RecursiveMetadataNorm(nn.Module):
         else:
             self._update_torch(features, design)
 
-    def _update_torch(self, features: torch.Tensor, design: torch.Tensor) -> None:
-        """:meth:`update` in torch, any device, dtype and number of confounders."""
+    def _update_torch(self, features: torch.Tensor, design: torch.Tensor) -> bool:
+        """:meth:`update` in torch, any device, dtype and number of confounders; False (state
+        unchanged) when the step overflows."""
         x64 = design.to(torch.float64)
         p_scaled = self.P.to(torch.float64) / self.forgetting_factor
         eye = torch.eye(x64.shape[1], dtype=torch.float64, device=x64.device)
-        p_new = torch.linalg.solve(torch.addmm(eye, p_scaled, x64.T @ x64), p_scaled)
+        try:
+            p_new = torch.linalg.solve(torch.addmm(eye, p_scaled, x64.T @ x64), p_scaled)
+        except torch.linalg.LinAlgError:  # singular in floating point: values too large
+            self._overflowed(features, design)
+            return False
         p_new = 0.5 * (p_new + p_new.T)
-        self.P.copy_(torch.add(p_new, eye, alpha=self.reg))
         x = design.to(self.beta.dtype)
         gain = p_new.to(self.beta.dtype) @ x.T  # (p, N)
         residual = torch.addmm(features.to(self.beta.dtype), x, self.beta, alpha=-1.0)
-        self.beta.addmm_(gain, residual)
+        step = gain @ residual
+        if not (all_finite(p_new) and all_finite(step)):
+            self._overflowed(features, design)
+            return False
+        self.P.copy_(torch.add(p_new, eye, alpha=self.reg))
+        self.beta.add_(step)
+        return True
 
     def _numpy_buffers(
         self, features: torch.Tensor, design: torch.Tensor
@@ -285,8 +309,9 @@ class RecursiveMetadataNorm(nn.Module):
 
     def _update_numpy(
         self, features: np.ndarray, x: np.ndarray, beta: np.ndarray, p_buffer: np.ndarray
-    ) -> np.ndarray:
-        """The same step on NumPy views of CPU tensors; returns the fitted part ``X[:, 1:] beta[1:]``.
+    ) -> np.ndarray | None:
+        """The same step on NumPy views of CPU tensors; returns the fitted part ``X[:, 1:] beta[1:]``
+        (None, state unchanged, when the step overflows).
 
         At fc-layer widths (the reference's R-MDN(84)) the step is a dozen tiny operations whose
         cost is their fixed per-call overhead, several times lower in NumPy than through the torch
@@ -294,10 +319,20 @@ class RecursiveMetadataNorm(nn.Module):
         uses ``K (F - X beta) = P_new (X^T F - X^T X beta)`` so no (p, N) gain is formed.
         """
         x64 = x if x.dtype == np.float64 else x.astype(np.float64)
-        gram = x64.T @ x64
-        rows = _p_update_3x3(p_buffer.tolist(), gram.tolist(), self.forgetting_factor)
-        cross = x.T @ features
-        beta += np.array(rows, dtype=beta.dtype) @ (cross - gram.astype(beta.dtype) @ beta)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is checked below
+            gram = x64.T @ x64
+            try:
+                rows = _p_update_3x3(p_buffer.tolist(), gram.tolist(), self.forgetting_factor)
+            except ZeroDivisionError:  # singular in floating point: values too large
+                self._overflowed(features, x)
+                return None
+            cross = x.T @ features
+            step = np.array(rows, dtype=beta.dtype) @ (cross - gram.astype(beta.dtype) @ beta)
+            total = step.sum() + sum(map(sum, rows))
+        if not (np.isfinite(total) or (np.isfinite(step).all() and np.isfinite(rows).all())):
+            self._overflowed(features, x)
+            return None
+        beta += step
         reg = self.reg
         (o00, s01, s02), (_, o11, s12), (_, _, o22) = rows
         p_buffer[...] = [[o00 + reg, s01, s02], [s01, o11 + reg, s12], [s02, s12, o22 + reg]]
@@ -308,9 +343,12 @@ class RecursiveMetadataNorm(nn.Module):
         self._check(features, design)
         if self.training and self._fits(features.detach(), design.detach()):
             views = self._numpy_buffers(features, design)
-            if views is not None:
-                return self._forward_numpy(x, features, design, views)
-            self._update_torch(features.detach(), design.detach())
+            if views is None:
+                self._update_torch(features.detach(), design.detach())
+            else:
+                out = self._forward_numpy(x, features, design, views)
+                if out is not None:
+                    return out
         coef = self.beta[1:].to(features.dtype)
         residual = torch.addmm(features, design[:, 1:].to(features.dtype), coef, alpha=-1.0)
         return residual.reshape(x.shape)
@@ -321,8 +359,8 @@ class RecursiveMetadataNorm(nn.Module):
         features: torch.Tensor,
         design: torch.Tensor,
         views: tuple[np.ndarray, np.ndarray],
-    ) -> torch.Tensor:
-        """Training-mode forward through :meth:`_update_numpy`.
+    ) -> torch.Tensor | None:
+        """Training-mode forward through :meth:`_update_numpy` (None when it skipped the batch).
 
         Without autograd the residual is formed in NumPy as well; with it, one torch subtraction
         keeps the graph through the features (the fitted part is a constant).
@@ -331,6 +369,8 @@ class RecursiveMetadataNorm(nn.Module):
         f = (features.detach() if tracked else features).numpy()
         d = (design.detach() if design.requires_grad else design).numpy()
         fitted = self._update_numpy(f, d, *views)
+        if fitted is None:
+            return None
         if tracked:
             residual = features - torch.from_numpy(fitted)
         else:

@@ -34,6 +34,8 @@ import numpy as np
 import torch
 
 from gymforge.core.datasets import write_dataset
+from gymforge.core.limits import check_memory
+from gymforge.core.outputs import check_writable
 from gymforge.core.seeding import InstanceRNG, hash_uint32, seed_key
 from gymforge.envs.cmab.logging_policies import ADAPTIVE, POLICIES, check_policy, propose
 from gymforge.envs.cmab.problem import Params, Problem, check_int, instance_params, params_hash
@@ -223,6 +225,13 @@ def log_dataset(
     """The plays of ``env_id``'s instance ``seed`` and their metadata, in memory (nothing written)."""
     problem = problem_for(env_id, env_kwargs)
     params = instance_params(problem, seed)
+    check_int("n", n, 1)
+    one = log_plays(problem, params, logging, 1, seed, block=1, q=q, delta=delta, with_steps=True)
+    record = sum(
+        a.nbytes for a in (*one.records.values(), one.rewards, one.features) if a is not None
+    )
+    # the blocks and their concatenation are both held, and the dataset is written from a copy
+    check_memory("n (--n)", n, 3 * record, "logged play")
     plays = log_plays(
         problem, params, logging, n, seed, block=block, q=q, delta=delta, with_steps=with_steps
     )
@@ -287,6 +296,8 @@ def collect_cli(env_id: str, argv: list[str]) -> int:
         raise ValueError(f"--kwargs must be a JSON object, got {args.kwargs!r}")
     if args.out is not None and Path(args.out).exists() and not args.overwrite:
         raise ValueError(f"--out {args.out!r} exists; pass --overwrite to replace it")
+    if args.out is not None:  # written through a sibling temporary folder, so its parent
+        check_writable(Path(args.out).absolute().parent, "--out")
     if args.minari is not None:
         from gymforge.envs.cmab.minari_logged import check_target
 

@@ -19,6 +19,7 @@ The format (its arrays, :func:`load_dataset`, :func:`write_trajectories`) is in
 from __future__ import annotations
 
 import argparse
+import inspect
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from gymforge.core.limits import check_memory
+from gymforge.core.outputs import check_writable
 from gymforge.envs.metabbo.dataset_format import (  # (re-exported: they were defined here)
     DATA_FORMAT,
     DATA_FORMAT_VERSION,  # noqa: F401
@@ -80,6 +83,27 @@ def _env_kwargs(env_id: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
 
     spec = get_spec(env_id)
     return {**dict(spec.kwargs), **{k: v for k, v in overrides.items() if v is not None}}
+
+
+def _check_memory(kwargs: Mapping[str, Any], episodes: int, batch_size: int) -> None:
+    """Refuse, naming the option, a collection whose trajectories or batched env cannot fit in
+    memory, before any env is built: each episode keeps ``max_generations`` steps of
+    observations, actions, rewards, errors and flags (twice: the batches and their join)."""
+    from gymforge.envs.metabbo.features import NUM_FEATURES
+    from gymforge.envs.metabbo.gym_env import MetaBBOVecEnv
+    from gymforge.envs.metabbo.presets import get_preset
+
+    defaults = {
+        name: p.default for name, p in inspect.signature(MetaBBOVecEnv.__init__).parameters.items()
+    }
+    settings = {**defaults, **kwargs}
+    horizon, k = settings["max_generations"], get_preset(settings["preset"]).num_controlled
+    step_bytes = NUM_FEATURES * 4 + k * 8 + 4 + 8 + 2
+    if isinstance(horizon, int) and horizon > 0:
+        check_memory("episodes (--n)", episodes, 2 * horizon * step_bytes, "episode")
+    batch = min(batch_size, episodes)
+    check_memory("batch_size (--batch-size, default --n)", batch,
+                 MetaBBOVecEnv.instance_bytes(settings), "instance")  # fmt: skip
 
 
 def _slice_info(info: Mapping[str, Any], idx: np.ndarray, n: int) -> dict[str, Any]:
@@ -153,6 +177,7 @@ def collect(
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     kwargs = _env_kwargs(env_id, env_kwargs or {})
+    _check_memory(kwargs, episodes, batch_size)
     names, assignment = _assign_behaviors(behavior, mu, expert, episodes, seed)
     entries = available_behaviors()
     from gymforge.registry import load_entry_point
@@ -372,6 +397,8 @@ def collect_cli(env_id: str, argv: Sequence[str]) -> int:
     torch.set_num_threads(args.threads)
     if Path(args.out).exists() and not args.overwrite:
         raise ValueError(f"--out {args.out!r} exists; pass --overwrite to replace it")
+    # written through a sibling temporary folder: its parent must take new files
+    check_writable(Path(args.out).absolute().parent, "--out")
     split: Any = args.split
     if split is not None and split not in ("easy", "difficult", "all"):
         try:

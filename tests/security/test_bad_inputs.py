@@ -58,3 +58,44 @@ def test_lineflow_reports_an_infinite_action_as_given(bad: float) -> None:
     with pytest.raises(ValueError, match=rf"action must lie in \[0, \[99\]\].*got \[{bad}\]"):
         env.step(np.array([bad]))
     env.step(np.array([3.0]))  # an integral float still works, and the line had not moved
+
+
+@pytest.mark.parametrize("num_confounders", [1, 2])  # the NumPy and the torch update
+def test_rmdn_skips_finite_values_whose_products_overflow(num_confounders: int) -> None:
+    import torch
+
+    from gymforge.agents.confounders.rmdn import RecursiveMetadataNorm, design_matrix
+
+    layer = RecursiveMetadataNorm(4, num_confounders=num_confounders)
+    huge = torch.full((8, 4), 3e38)  # finite in float32; its squares are not
+    design = design_matrix(torch.ones(8), torch.full((8, num_confounders), 3e38))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning either
+        layer(huge, design)
+    assert layer.skipped_batches == 1
+    assert bool(torch.isfinite(layer.beta).all()) and bool(torch.isfinite(layer.P).all())
+    strict = RecursiveMetadataNorm(4, num_confounders=num_confounders, nonfinite="raise")
+    before = strict.beta.clone()
+    with pytest.raises(ValueError, match=r"finite values too large.*3e\+38 in x or design"):
+        strict(huge, design)
+    assert torch.equal(strict.beta, before)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["OffCMAB-Cascade-v0", "--agent", "uniform", "--n", "100"],
+        ["MetaBBO-v1", "--agent", "mix", "--n", "2", "--max-generations", "2"],
+    ],
+)
+def test_dataset_collect_checks_out_is_writable_before_collecting(
+    tmp_path, capsys, argv: list[str]
+) -> None:
+    from gymforge.cli import main
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    out = blocker / "dataset"  # its parent is a file: nothing can be written there
+    assert main(["dataset", "collect", *argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--out:" in err and "a-file is not a folder" in err and ".tmp" not in err

@@ -4,6 +4,7 @@ anything is allocated, trained or written."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import gymnasium as gym
@@ -144,3 +145,21 @@ def test_num_workers_beyond_the_cpus_is_refused() -> None:
     with pytest.raises(ValueError, match=rf"num_workers must be an int in \[1, {max_workers()}\]"):
         gym.make_vec("Probe-Match-v0", num_envs=too_many, vectorization_mode="vector_entry_point",
                      num_workers=too_many)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "field"),
+    [
+        (["OffCMAB-Cascade-v0", "--agent", "uniform"], r"n \(--n\)=1,000,000,000,000 needs about"),
+        (["MetaBBO-v1", "--agent", "mix"], r"episodes \(--n\)=1,000,000,000,000 needs about"),
+    ],
+)
+def test_dataset_collect_refuses_a_count_beyond_memory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], field: str
+) -> None:
+    from gymforge.cli import main
+
+    out = tmp_path / "data"
+    assert main(["dataset", "collect", *argv, "--n", str(10**12), "--out", str(out)]) == 2
+    assert re.search(field + r".*of memory available", capsys.readouterr().err)
+    assert not out.exists() and list(tmp_path.iterdir()) == []
