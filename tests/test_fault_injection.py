@@ -335,14 +335,24 @@ def test_faults__ctrl_c_in_train_prints_the_resume_command(tmp_path, small_confi
     )
 
 
-def test_faults__os_error_mid_command_is_one_line(capsys):
+def test_faults__os_error_mid_command_is_one_line(capsys, monkeypatch):
+    import gymforge.envs.cmab.collect as collect
     from gymforge.cli import main
 
     argv = ["dataset", "collect", "OffCMAB-Cascade-v0", "--logging", "uniform", "--n", "10"]
-    assert main([*argv, "--out", "/sys/gymforge-data"]) == 1
+    # an unwritable --out is refused before any work, naming the option
+    assert main([*argv, "--out", "/sys/gymforge-data"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("gymforge: error: --out: ") and len(err.splitlines()) == 1
+
+    def fail(path, *args, **kwargs):
+        raise OSError(5, "Input/output error", str(path))
+
+    monkeypatch.setattr(collect, "write_dataset", fail)  # the disk fails after the check
+    assert main([*argv, "--out", "/tmp/gymforge-never-written"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("gymforge: error: ") and len(err.splitlines()) == 1
-    assert ": /sys/" in err and "run the command again" in err
+    assert ": /tmp/gymforge-never-written" in err and "run the command again" in err
 
 
 def test_faults__resume_falls_back_past_corrupt_artifacts(tmp_path, small_config, capsys):
