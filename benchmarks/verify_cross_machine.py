@@ -20,8 +20,8 @@ from pathlib import Path
 
 import torch
 
+from gymforge.baselines.agent_loader import AgentRecord
 from gymforge.core.machine import cpu_model
-from gymforge.leaderboards.agent_spec import AgentRecord
 from gymforge.leaderboards.evaluator import run_episodes
 from gymforge.leaderboards.files import read_json
 from gymforge.leaderboards.protocol import list_tasks, load_protocol

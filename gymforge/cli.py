@@ -273,7 +273,7 @@ def load_agent(spec: EnvSpec, agent_name: str, env: Any, batched: bool) -> Any:
     """A reference agent by name, or a saved agent loaded as `gymforge evaluate` loads it."""
     if agent_name in spec.agents:
         return load_entry_point(spec.agents[agent_name])(env)
-    from gymforge.leaderboards.agent_spec import build_agent, parse_agent_spec
+    from gymforge.baselines.agent_loader import build_agent, parse_agent_spec
 
     record = parse_agent_spec(agent_name, spec.id)
     if not batched:
@@ -282,10 +282,8 @@ def load_agent(spec: EnvSpec, agent_name: str, env: Any, batched: bool) -> Any:
         from gymforge.baselines.ondevice.agent import TorchPolicyAgent
 
         return TorchPolicyAgent(record.artifact, device=str(getattr(env, "device", "cpu")))
-    if record.kind == "sb3":
-        from gymforge.baselines.sb3.agent import load_agent
-
-        return load_agent(record.artifact, action_space=env.single_action_space)
+    if record.kind == "sb3":  # (built on a single env's spaces; it acts on batches too)
+        return build_agent(record, lambda: gym.make(spec.id))
     raise ValueError(
         f"batched rollouts take reference agents, SB3 models and on-device policies; "
         f"{agent_name} is a {record.kind} agent (drop --num-envs)"

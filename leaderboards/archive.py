@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from gymforge.hashing import sha256_file
 from gymforge.leaderboards.board import Board, Row
-from gymforge.leaderboards.files import read_json, sha256_file
+from gymforge.leaderboards.files import read_json
 from gymforge.leaderboards.protocol import Protocol, check_protocol_data, list_tasks
 from gymforge.leaderboards.results import check_results
 from gymforge.leaderboards.submission import check_submission_record

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gymforge.leaderboards.agent_spec import parse_agent_spec
+from gymforge.baselines.agent_loader import parse_agent_spec
 from gymforge.leaderboards.evaluator import run_episodes
 from gymforge.leaderboards.files import read_json, write_json_atomic
 from gymforge.leaderboards.offline import dataset_hashes

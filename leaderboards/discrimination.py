@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gymforge.leaderboards.agent_spec import parse_agent_spec
+from gymforge.baselines.agent_loader import parse_agent_spec
 from gymforge.leaderboards.board import Board, Row
 
 _METABBO = (

@@ -34,9 +34,10 @@ import gymnasium as gym
 import numpy as np
 
 from gymforge.agents.episode import Episode, run_episode, run_parallel_episode
+from gymforge.baselines.agent_loader import AgentRecord, build_agent
 from gymforge.core.machine import cpu_model
-from gymforge.leaderboards.agent_spec import AgentRecord, build_agent
-from gymforge.leaderboards.files import canonical_json, sha256_bytes
+from gymforge.hashing import sha256_bytes
+from gymforge.leaderboards.files import canonical_json
 from gymforge.leaderboards.offline import episode_datasets
 from gymforge.leaderboards.parallel_episode import SidePlayers, build_players
 from gymforge.leaderboards.protocol import Protocol

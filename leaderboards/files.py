@@ -8,7 +8,6 @@ interrupted command leaves either the old state or the new one on disk, never a 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -18,20 +17,6 @@ from typing import Any
 
 #: prefix of the temporary files and folders of an unfinished write (ignored by every reader).
 TEMP_PREFIX = ".tmp-"
-
-
-def sha256_bytes(data: bytes) -> str:
-    """Hex sha256 of ``data``."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of the file at ``path``, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def canonical_json(value: Any) -> bytes:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gymforge.leaderboards.agent_spec import AgentRecord, load_factory
+from gymforge.baselines.agent_loader import AgentRecord, load_factory
 
 
 def _has_methods(obj: Any) -> bool:

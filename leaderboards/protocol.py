@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gymforge.leaderboards.files import read_json, sha256_file
+from gymforge.hashing import sha256_file
+from gymforge.leaderboards.files import read_json
 from gymforge.leaderboards.roots import protocols_dir
 
 SCHEMA = "gymforge.protocol/1"

@@ -16,8 +16,8 @@ import inspect
 from collections.abc import Sequence
 from pathlib import Path
 
+from gymforge.baselines.agent_loader import load_factory
 from gymforge.leaderboards import DEFAULT_ROOT
-from gymforge.leaderboards.agent_spec import load_factory
 from gymforge.leaderboards.files import read_json
 from gymforge.leaderboards.protocol import list_tasks, load_protocol, resolve_task
 from gymforge.leaderboards.render import write_all

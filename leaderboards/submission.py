@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from gymforge.baselines.agent_loader import AgentRecord, parse_agent_spec
 from gymforge.core.outputs import check_writable
-from gymforge.leaderboards.agent_spec import AgentRecord, check_submittable, parse_agent_spec
+from gymforge.hashing import sha256_bytes, sha256_file
+from gymforge.leaderboards.admission import check_submittable
 from gymforge.leaderboards.evaluator import evaluate
 from gymforge.leaderboards.files import (
     is_temporary,
@@ -36,8 +38,6 @@ from gymforge.leaderboards.files import (
     pretty_json,
     publish_folder,
     read_json,
-    sha256_bytes,
-    sha256_file,
     write_bytes_atomic,
 )
 from gymforge.leaderboards.protocol import Protocol, load_protocol

@@ -38,8 +38,10 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gymforge.baselines.agent_loader import AgentRecord
 from gymforge.core.machine import cpu_model
-from gymforge.leaderboards.agent_spec import AgentRecord, check_submittable
+from gymforge.hashing import sha256_bytes, sha256_file
+from gymforge.leaderboards.admission import check_submittable
 from gymforge.leaderboards.board_files import (
     board_problems,
     site_stray_files,
@@ -47,7 +49,7 @@ from gymforge.leaderboards.board_files import (
 )
 from gymforge.leaderboards.changes import fresh_sample_seed
 from gymforge.leaderboards.evaluator import run_episodes
-from gymforge.leaderboards.files import is_temporary, read_json, sha256_bytes, sha256_file
+from gymforge.leaderboards.files import is_temporary, read_json
 from gymforge.leaderboards.offline import episode_datasets
 from gymforge.leaderboards.protocol import Protocol, ProtocolError, list_tasks, load_protocol
 from gymforge.leaderboards.render import SITE_DIR, generated_paths, render_all

@@ -235,7 +235,8 @@ def test_faults__corrupt_models_in_evaluate_are_one_line(broken_models, tmp_path
     argv = ["evaluate", "--protocol", "lineflow/WaitingTimeJump", "--quiet"]
     out = ["--out", str(tmp_path / "r.json")]
     assert main([*argv, "--agent", str(truncated), *out]) == 2
-    assert "cannot be loaded as a sb3 artifact (truncated or corrupt" in _one_line_error(capsys)
+    error = _one_line_error(capsys)
+    assert f"SB3 model {truncated}: 'policy.pth'" in error and "(truncated or corrupt" in error
     assert main([*argv, "--agent", str(bad_json), *out]) == 2
     assert f"--agent {bad_json}: the SB3 model's 'data' entry" in _one_line_error(capsys)
     assert not (tmp_path / "r.json").exists()

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 #: the layer of each ``gymforge.<name>`` (top-level modules of ``gymforge/`` included)
 LAYERS = {
-    "core": 0, "spec": 0, "ids": 0, "registry": 0, "recording": 0, "conformance": 0,
+    "core": 0, "spec": 0, "ids": 0, "registry": 0, "recording": 0, "conformance": 0, "hashing": 0,
     "envs": 1,
     "agents": 2,
     "baselines": 3,

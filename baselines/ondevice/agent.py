@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from gymforge.agents.actions import checked_env_action
 from gymforge.baselines.ondevice.normalization import RunningObsNorm
 from gymforge.baselines.ondevice.policy import ActorCritic, PolicySpec
 from gymforge.core.devices import check_device
@@ -95,10 +96,16 @@ class TorchPolicyAgent:
             actions moved back.
         stochastic: sample actions from the policy (seeded by ``reset(seed)``, seed 0 when none)
             instead of taking the most likely one.
+        env: the env it acts on, when known: its observation shape is checked against the
+            policy's, and single actions come in its action space's form, checked to lie in it.
     """
 
     def __init__(
-        self, payload: dict[str, Any] | str | Path, device: str = "cpu", stochastic: bool = False
+        self,
+        payload: dict[str, Any] | str | Path,
+        device: str = "cpu",
+        stochastic: bool = False,
+        env: Any = None,
     ) -> None:
         if not isinstance(stochastic, bool):
             raise ValueError(f"stochastic must be True or False, got {stochastic!r}")
@@ -117,6 +124,14 @@ class TorchPolicyAgent:
         if payload.get("obs_norm") is not None:
             self.obs_norm = RunningObsNorm(self.width, self.device)
             self.obs_norm.load_state_dict(payload["obs_norm"])
+        self.action_space = None if env is None else env.action_space
+        if env is not None:
+            shape = env.observation_space.shape
+            if shape is None or tuple(shape) != tuple(self.spec.obs_shape):
+                raise ValueError(
+                    f"the policy reads observations of shape {tuple(self.spec.obs_shape)}; the "
+                    f"env's observation space is {env.observation_space}"
+                )
         self.reset()
 
     def reset(self, seed: int | None = None) -> None:
@@ -172,5 +187,7 @@ class TorchPolicyAgent:
             action = action[0]
         if as_numpy:
             result = action.cpu().numpy()
+            if self.action_space is not None and not batched:
+                return checked_env_action(result, self.action_space, "the policy")
             return result.item() if result.ndim == 0 else result
         return action.to(source)

@@ -12,8 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
+from gymforge.agents.actions import to_env_action
 from gymforge.baselines.sb3.algorithms import get_algorithm
 
 ARTIFACT_FORMAT = "gymforge-sb3-agent"
@@ -23,14 +25,17 @@ CONFIG_FILE = "config.json"
 
 
 class SB3Agent:
-    """Deterministic policy of a trained SB3 model.
+    """Deterministic policy of a trained SB3 model, on one observation or a batch.
 
     Args:
-        model: an SB3 / sb3-contrib algorithm instance.
+        model: an SB3 / sb3-contrib algorithm, or the acting part of a saved model read as data
+            (:class:`~gymforge.baselines.sb3.zip_reader.LoadedModel`).
         frame_stack: observations the model sees stacked along the last axis (as SB3's
             ``VecFrameStack``: zeros after a reset, newest last).
         recurrent: the model keeps an LSTM state (RecurrentPPO).
         config: the run's ``config.json`` (kept for reference).
+        env_action_space: the env's action space: actions are returned in its form (a flat
+            ``Discrete`` index mapped back to ``MultiDiscrete`` entries); default the model's.
     """
 
     def __init__(
@@ -39,11 +44,13 @@ class SB3Agent:
         frame_stack: int = 1,
         recurrent: bool = False,
         config: dict[str, Any] | None = None,
+        env_action_space: gym.Space | None = None,
     ) -> None:
         self.model = model
         self.frame_stack = int(frame_stack)
         self.recurrent = recurrent
         self.config = dict(config or {})
+        self.env_action_space = env_action_space
         space = model.observation_space
         self._obs_shape = tuple(space.shape)
         if self.frame_stack > 1:
@@ -56,9 +63,31 @@ class SB3Agent:
             self._single_shape = (*self._obs_shape[:-1], last // self.frame_stack)
         else:
             self._single_shape = self._obs_shape
+        # discrete actions need no rescaling or clipping, so the policy's forward is the action:
+        # calling it directly skips predict's per-call checks (2-3x faster for small MLPs)
+        self._fast = (
+            not recurrent
+            and isinstance(model.action_space, gym.spaces.Discrete | gym.spaces.MultiDiscrete)
+            and isinstance(space, gym.spaces.Box)
+        )
         self._stack: np.ndarray | None = None
         self._state: Any = None
         self._starts: np.ndarray | None = None
+
+    @classmethod
+    def for_env(cls, model: Any, env: gym.Env, recurrent: bool = False) -> SB3Agent:
+        """The agent of ``model`` acting on ``env``'s flat observations: a model that reads k
+        times the env's features was trained on k stacked frames."""
+        env_shape = env.observation_space.shape
+        model_shape = model.observation_space.shape
+        if env_shape is None or model_shape is None or len(env_shape) != 1:
+            raise ValueError("SB3 agents need a flat Box observation in the env and the model")
+        if model_shape[0] % env_shape[0] != 0:
+            raise ValueError(
+                f"model observation {model_shape} is not a stack of the env's {env_shape}"
+            )
+        stack = model_shape[0] // env_shape[0]
+        return cls(model, stack, recurrent, env_action_space=env.action_space)
 
     def reset(self, seed: int | None = None) -> None:
         """Forget the stacked frames and the recurrent state (call at every episode start)."""
@@ -87,7 +116,7 @@ class SB3Agent:
         self._stack[..., -width:] = obs
         return self._stack
 
-    def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
+    def act(self, observation: Any, info: dict[str, Any] | None = None) -> Any:
         """The model's deterministic action for ``observation`` (single or batched)."""
         obs, batched = self._batched(observation)
         obs = self._stacked(obs)
@@ -98,9 +127,21 @@ class SB3Agent:
                 obs, state=self._state, episode_start=self._starts, deterministic=True
             )
             self._starts = np.zeros(obs.shape[0], dtype=bool)
+        elif self._fast:
+            import torch
+
+            policy = self.model.policy
+            with torch.no_grad():
+                tensor = torch.as_tensor(obs).to(policy.device)
+                action = policy._predict(tensor, deterministic=True).cpu().numpy()
         else:
             action, _ = self.model.predict(obs, deterministic=True)
         action = np.asarray(action)
+        if self.env_action_space is not None:
+            mapped = [
+                to_env_action(a, self.model.action_space, self.env_action_space) for a in action
+            ]
+            return np.stack([np.asarray(a) for a in mapped]) if batched else mapped[0]
         return action if batched else action[0]
 
     def episode_done(self, index: int) -> None:

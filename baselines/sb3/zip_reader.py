@@ -136,7 +136,11 @@ def read_zip(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
         state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
     except Exception as error:  # weights_only refuses anything but tensors and containers
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise _fail(path, f"'policy.pth' is not a plain state dict ({first})") from None
+        raise _fail(
+            path,
+            f"'policy.pth' cannot be read as a plain state dict (truncated or corrupt file, or "
+            f"it holds more than tensors): {first}",
+        ) from None
     if not isinstance(state, dict):
         raise _fail(path, "'policy.pth' is not a state dict")
     return data, state

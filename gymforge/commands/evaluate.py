@@ -49,7 +49,7 @@ def format_aggregate(results: dict) -> str:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from gymforge.leaderboards.agent_spec import parse_agent_spec
+    from gymforge.baselines.agent_loader import parse_agent_spec
     from gymforge.leaderboards.evaluator import evaluate
     from gymforge.leaderboards.files import write_json_atomic
     from gymforge.leaderboards.protocol import load_protocol, resolve_task

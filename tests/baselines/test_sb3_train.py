@@ -170,13 +170,14 @@ def test_agent__frame_stack_matches_sb3_vec_frame_stack(tmp_path):
     agent = load_agent(result.out)
     assert agent.frame_stack == 3
     stacked_seen: list[np.ndarray] = []
-    original = agent.model.predict
+    original = agent._stacked
 
-    def spy(obs, **kwargs):
-        stacked_seen.append(np.array(obs[0]))
-        return original(obs, **kwargs)
+    def spy(obs):  # what the model is handed
+        stacked = original(obs)
+        stacked_seen.append(np.array(stacked[0]))
+        return stacked
 
-    agent.model.predict = spy
+    agent._stacked = spy
     venv = VecFrameStack(DummyVecEnv([lambda: gym.make(PROBE)]), n_stack=3)
     venv.seed(7)
     reference = venv.reset()

@@ -15,8 +15,9 @@ import pytest
 from leaderboard_helpers import TASK, copy_board, meta, small_root, tree
 
 from gymforge.cli import main
+from gymforge.hashing import sha256_file
 from gymforge.leaderboards.evaluator import episodes_digest, summarise
-from gymforge.leaderboards.files import sha256_file, write_json_atomic
+from gymforge.leaderboards.files import write_json_atomic
 from gymforge.leaderboards.protocol import load_protocol
 from gymforge.leaderboards.render import write_all
 from gymforge.leaderboards.submission import submit

@@ -10,14 +10,15 @@ import pytest
 import torch
 from leaderboard_helpers import ENV_ID, HORIZON, SEEDS, TASK, protocol_data, small_root
 
-from gymforge.cli import main, rollout
-from gymforge.leaderboards.agent_spec import (
+from gymforge.baselines.agent_loader import (
     SB3_ALGORITHMS,
     detect_sb3_algorithm,
     parse_agent_spec,
 )
+from gymforge.cli import main, rollout
+from gymforge.hashing import sha256_file
 from gymforge.leaderboards.evaluator import evaluate, run_episodes
-from gymforge.leaderboards.files import sha256_file, write_json_atomic
+from gymforge.leaderboards.files import write_json_atomic
 from gymforge.leaderboards.protocol import load_protocol
 
 

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from leaderboard_helpers import FITTED, copy_board, meta
 
+from gymforge.baselines.agent_loader import parse_agent_spec
 from gymforge.cli import main
-from gymforge.leaderboards.agent_spec import parse_agent_spec
+from gymforge.hashing import sha256_file
 from gymforge.leaderboards.calibrate import calibrate
 from gymforge.leaderboards.evaluator import episodes_digest, run_episodes
-from gymforge.leaderboards.files import read_json, sha256_file, write_json_atomic
+from gymforge.leaderboards.files import read_json, write_json_atomic
 from gymforge.leaderboards.offline import folder_sha256
 from gymforge.leaderboards.protocol import ProtocolError, load_protocol
 from gymforge.leaderboards.render import write_all

@@ -90,8 +90,8 @@ def test_leaderboards__edited_results_are_rejected(board):
 def _forge_every_episode(board: Path, cpu: str | None = None) -> None:
     """Add 30 to every episode of the random submission and rewrite every hash (and, given
     ``cpu``, the recorded CPU), as a forger would."""
+    from gymforge.hashing import sha256_file
     from gymforge.leaderboards.evaluator import episodes_digest, summarise
-    from gymforge.leaderboards.files import sha256_file
     from gymforge.leaderboards.protocol import load_protocol
 
     folder = board / TASK / "submissions" / "20260101-random"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gymforge.baselines.agent_loader import AgentRecord, parse_agent_spec
 from gymforge.leaderboards import DEFAULT_ROOT
-from gymforge.leaderboards.agent_spec import AgentRecord, parse_agent_spec
 from gymforge.leaderboards.evaluator import make_env_factory, run_episodes
 from gymforge.leaderboards.parallel_episode import as_players, build_players
 from gymforge.leaderboards.protocol import load_protocol

@@ -20,8 +20,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "leaderboards"))
 from leaderboard_helpers import ENV_ID, TASK, fixed_wait_model, meta, small_root
 
+from gymforge.baselines.agent_loader import build_agent, parse_agent_spec
 from gymforge.baselines.sb3.zip_reader import load_policy
-from gymforge.leaderboards.agent_spec import build_agent, parse_agent_spec
 
 
 class _Payload:
@@ -168,6 +168,6 @@ def test_security__a_zip_whose_weights_are_a_pickle_is_refused(tmp_path):
     with zipfile.ZipFile(path, "w") as archive:
         for name, blob in entries.items():
             archive.writestr(name, blob)
-    with pytest.raises(ValueError, match="not a plain state dict"):
+    with pytest.raises(ValueError, match="cannot be read as a plain state dict"):
         load_policy(path, "ppo", gym.make(ENV_ID).action_space)
     assert not marker.exists()

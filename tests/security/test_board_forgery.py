@@ -18,10 +18,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "leaderboards"))
 from leaderboard_helpers import TASK, copy_board, meta, small_root
 
+from gymforge.hashing import sha256_bytes, sha256_file
 from gymforge.leaderboards import verify as verify_module
 from gymforge.leaderboards.changes import changed_submissions
 from gymforge.leaderboards.evaluator import episodes_digest, summarise
-from gymforge.leaderboards.files import sha256_bytes, sha256_file, write_json_atomic
+from gymforge.leaderboards.files import write_json_atomic
 from gymforge.leaderboards.protocol import load_protocol
 from gymforge.leaderboards.render import write_all
 from gymforge.leaderboards.results import check_plausible

@@ -16,10 +16,14 @@ SPEC is one of:
 The record (:class:`AgentRecord`) names the kind, the entry point or the artifact and its sha256;
 results and submissions store it, and verify rebuilds the agent from it.
 
-Files are data: SB3 zips are rebuilt from their JSON fields and weights without unpickling
-anything, on-device policies load weights-only. On one's own machine any ``module:factory`` and
-TorchScript file may be evaluated; a board takes only what :func:`check_submittable` allows
-(registered agents and weight files), so verify never imports code a submission names.
+This is the one agent loader: the CLI (``rollout``, ``evaluate``), the demo, dataset collection
+and the boards build agents through it. Files are data: SB3 zips are rebuilt from their JSON
+fields and weights without unpickling anything (:mod:`gymforge.baselines.sb3.zip_reader`, acting
+through :class:`~gymforge.baselines.sb3.agent.SB3Agent`), on-device policies load weights-only
+(:class:`~gymforge.baselines.ondevice.agent.TorchPolicyAgent`). On one's own machine any
+``module:factory`` and TorchScript file may be evaluated; a board takes only what
+:func:`gymforge.leaderboards.admission.check_submittable` allows (registered agents and weight
+files), so verify never imports code a submission names.
 """
 
 from __future__ import annotations
@@ -35,8 +39,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from gymforge.agents.actions import checked_env_action
 from gymforge.baselines.ondevice.agent import POLICY_FILE, TorchPolicyAgent, is_policy_file
-from gymforge.leaderboards.files import sha256_bytes, sha256_file
+from gymforge.baselines.sb3.agent import SB3Agent
+from gymforge.baselines.sb3.zip_reader import load_policy
+from gymforge.hashing import sha256_bytes, sha256_file
 from gymforge.registry import get_spec, load_entry_point
 
 #: algorithm name -> SB3 class ``"module:Class"``.
@@ -148,42 +155,6 @@ def parse_agent_spec(spec: str, env_id: str) -> AgentRecord:
     )
 
 
-def submittable_entry_points(protocol: Any) -> set[str]:
-    """The entry points a board of ``protocol`` runs: the registered agents of its env id and
-    the agents its protocol names (``agents``, and the offline learners of its offline track).
-    Nothing else named by a submission is imported."""
-    allowed = set(get_spec(protocol.env_id).agents.values())
-    allowed |= set(protocol.data.get("agents", {}).values())
-    offline = protocol.offline_dataset or {}
-    allowed |= set(offline.get("agents", {}).values())
-    return allowed
-
-
-def check_submittable(record: AgentRecord, protocol: Any) -> None:
-    """Refuse an agent a public board must not run; raises ``ValueError`` naming why.
-
-    A board takes registered agents (by name or their entry point) and weight files read as
-    data: SB3 zips (:mod:`gymforge.baselines.sb3.zip_reader`) and on-device policies (loaded
-    weights-only). An arbitrary ``module:factory`` would import code named by the submission,
-    and a TorchScript file is a program: both stay usable with ``gymforge evaluate`` on one's
-    own machine, never on a board.
-    """
-    if record.kind == "entry_point":
-        allowed = submittable_entry_points(protocol)
-        if record.entry_point not in allowed:
-            raise ValueError(
-                f"agent entry point {record.entry_point!r} is not a registered agent of "
-                f"{protocol.env_id}; a board runs only registered agents ({sorted(allowed)}) "
-                "and weight files (SB3 model.zip, on-device policy.pt), never code named by "
-                "a submission"
-            )
-    elif record.kind == "torchscript":
-        raise ValueError(
-            "a TorchScript module is a program, not weights; a board takes registered agents "
-            "and weight files (SB3 model.zip, on-device policy.pt) only"
-        )
-
-
 def load_factory(entry_point: str) -> Any:
     """Import the factory of ``module:factory``; failures become a ``ValueError`` naming it."""
     module, _, attribute = entry_point.partition(":")
@@ -292,9 +263,16 @@ def build_agent(record: AgentRecord, make_env: Any, base: Path | None = None) ->
     env = make_env()
     try:
         if record.kind == "sb3":
-            return SB3Agent(path, record.algorithm, env)
+            import torch
+
+            torch.set_num_threads(1)
+            model = load_policy(path, record.algorithm, env.action_space)
+            return SB3Agent.for_env(model, env, recurrent=record.algorithm == "recurrentppo")
         if record.kind == "torch_policy":
-            return OnDevicePolicyAgent(path, env)
+            import torch
+
+            torch.set_num_threads(1)
+            return TorchPolicyAgent(path, env=env)
         return TorchScriptAgent(path, env)
     except (
         RuntimeError,
@@ -311,120 +289,9 @@ def build_agent(record: AgentRecord, make_env: Any, base: Path | None = None) ->
         ) from None
 
 
-def _to_env_action(action: Any, model_space: gym.Space, env_space: gym.Space) -> Any:
-    """Map a model's action to the env's action space (Discrete index -> MultiDiscrete entries)."""
-    action = np.asarray(action)
-    if isinstance(model_space, gym.spaces.Discrete) and isinstance(
-        env_space, gym.spaces.MultiDiscrete
-    ):
-        flat = int(action.reshape(-1)[0])
-        return np.array(np.unravel_index(flat, tuple(env_space.nvec)), dtype=env_space.dtype)
-    if isinstance(env_space, (gym.spaces.MultiDiscrete, gym.spaces.Box)):
-        return action.reshape(env_space.shape).astype(env_space.dtype)
-    if isinstance(env_space, gym.spaces.Discrete):
-        return int(action.reshape(-1)[0])
-    return action
-
-
-class SB3Agent:
-    """A saved SB3 model acting deterministically, one observation at a time.
-
-    The model is read as data (:mod:`gymforge.baselines.sb3.zip_reader`): nothing in the file is
-    unpickled, so a model from a stranger runs no code when it is loaded.
-
-    When the model was trained on stacked frames (its observation has k times the env's
-    features), the agent stacks the last k observations itself as SB3's ``VecFrameStack`` does
-    (zeros before the first one, the newest last). Recurrent models keep their LSTM state within
-    an episode. ``reset`` clears both.
-    """
-
-    def __init__(self, path: Path, algorithm: str, env: gym.Env) -> None:
-        import torch
-
-        from gymforge.baselines.sb3.zip_reader import load_policy
-
-        torch.set_num_threads(1)
-        self.model = load_policy(path, algorithm, env.action_space)
-        self.recurrent = algorithm == "recurrentppo"
-        self._torch = torch
-        self.model.policy.set_training_mode(False)
-        # discrete actions need no rescaling or clipping, so the policy's forward is the action
-        self._fast = isinstance(
-            self.model.action_space, gym.spaces.Discrete | gym.spaces.MultiDiscrete
-        ) and isinstance(self.model.observation_space, gym.spaces.Box)
-        self.env_action_space = env.action_space
-        env_shape = env.observation_space.shape
-        model_shape = self.model.observation_space.shape
-        if env_shape is None or model_shape is None or len(env_shape) != 1:
-            raise ValueError("SB3 agents need a flat Box observation in the env and the model")
-        if model_shape[0] % env_shape[0] != 0:
-            raise ValueError(
-                f"model observation {model_shape} is not a stack of the env's {env_shape}"
-            )
-        self.n_stack = model_shape[0] // env_shape[0]
-        self._width = env_shape[0]
-        self.reset()
-
-    def reset(self, seed: int | None = None) -> None:
-        self._stack = np.zeros(self._width * self.n_stack, dtype=np.float32)
-        self._state = None
-        self._episode_start = np.ones((1,), dtype=bool)
-
-    def act(self, observation: Any, info: dict[str, Any] | None = None) -> Any:
-        obs = np.asarray(observation, dtype=np.float32).reshape(-1)
-        self._stack = np.concatenate([self._stack[self._width :], obs])
-        if self.recurrent:
-            action, self._state = self.model.predict(
-                self._stack[None],
-                state=self._state,
-                episode_start=self._episode_start,
-                deterministic=True,
-            )
-            self._episode_start = np.zeros((1,), dtype=bool)
-            action = action[0]
-        elif self._fast:
-            # the policy's own deterministic forward, as `predict` calls it, without predict's
-            # per-call checks (2-3x faster for small MLPs; the same actions)
-            with self._torch.no_grad():
-                action = self.model.policy._predict(
-                    self._torch.as_tensor(self._stack)[None], deterministic=True
-                )
-            action = action.cpu().numpy()[0]
-        else:
-            action, _ = self.model.predict(self._stack, deterministic=True)
-        return _to_env_action(action, self.model.action_space, self.env_action_space)
-
-
-class OnDevicePolicyAgent:
-    """A policy of the on-device trainer acting greedily on one observation at a time, with
-    actions in the env's own form (checked against its action space)."""
-
-    def __init__(self, path: Path, env: gym.Env) -> None:
-        import torch
-
-        torch.set_num_threads(1)
-        self.agent = TorchPolicyAgent(path)
-        self.action_space = env.action_space
-        shape = env.observation_space.shape
-        if shape is None or tuple(shape) != tuple(self.agent.spec.obs_shape):
-            raise ValueError(
-                f"policy {path} reads observations of shape {tuple(self.agent.spec.obs_shape)}; "
-                f"the env's observation space is {env.observation_space}"
-            )
-
-    def reset(self, seed: int | None = None) -> None:
-        self.agent.reset(seed)
-
-    def act(self, observation: Any, info: dict[str, Any] | None = None) -> Any:
-        action = self.agent.act(np.asarray(observation, dtype=np.float32), info)
-        action = _to_env_action(action, self.action_space, self.action_space)
-        if not self.action_space.contains(action):
-            raise ValueError(f"policy returned {action!r}, outside {self.action_space}")
-        return action
-
-
 class TorchScriptAgent:
-    """A TorchScript module mapping a batch of observations to a batch of actions."""
+    """A TorchScript module mapping a batch of observations to a batch of actions (a program:
+    evaluated on one's own machine, never taken by a board)."""
 
     def __init__(self, path: Path, env: gym.Env) -> None:
         import torch
@@ -447,10 +314,4 @@ class TorchScriptAgent:
         obs = self._torch.as_tensor(np.asarray(observation, dtype=np.float32)[None])
         with self._torch.no_grad():
             out = self.module(obs)
-        action = _to_env_action(out.cpu().numpy()[0], self.action_space, self.action_space)
-        if not self.action_space.contains(action):
-            raise ValueError(
-                f"TorchScript agent returned {action!r}, outside the action space "
-                f"{self.action_space}"
-            )
-        return action
+        return checked_env_action(out.cpu().numpy()[0], self.action_space, "TorchScript agent")
