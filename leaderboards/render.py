@@ -103,18 +103,28 @@ def row_fields(rank: int, row: Row) -> dict[str, Any]:
     }
 
 
+#: first characters that make a spreadsheet read a cell as a formula
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell: floats exactly (``repr``), text that a spreadsheet would run as a formula
+    behind a leading ``'`` (numbers are written as they are)."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def render_csv(board: Board) -> bytes:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for rank, row in enumerate(board.rows, start=1):
-        fields = row_fields(rank, row)
-        writer.writerow(
-            {
-                k: "" if v is None else repr(v) if isinstance(v, float) else v
-                for k, v in fields.items()
-            }
-        )
+        writer.writerow({k: csv_cell(v) for k, v in row_fields(rank, row).items()})
     return buffer.getvalue().encode()
 
 

@@ -133,3 +133,14 @@ def test_security__plain_text_is_written_as_before() -> None:
         assert md_text(text) == text
     assert md_code("pkg.mod:Agent") == "`pkg.mod:Agent`"
     assert md_text("_lead") == "\\_lead" and md_text("tail_") == "tail\\_"
+
+
+@pytest.mark.parametrize(
+    "text", ["=HYPERLINK(\"http://evil\",\"x\")", "+1+1", "-2+3", "@SUM(A1)", "\tcmd"]
+)
+def test_csv_cells_that_a_spreadsheet_would_run_are_quoted(text):
+    from gymforge.leaderboards.render import csv_cell
+
+    assert csv_cell(text) == "'" + text
+    assert csv_cell("Random baseline") == "Random baseline"
+    assert csv_cell(-2.67) == "-2.67" and csv_cell(None) == ""
