@@ -73,10 +73,18 @@ class SB3PolicyAgent:
     """Policy of a saved SB3 model (``reset``/``act`` agent protocol); greedy unless
     ``deterministic=False`` (then sampled, seeded by ``reset(seed)``)."""
 
-    def __init__(self, path: str | Path, algo: str = "ppo", deterministic: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        algo: str = "ppo",
+        deterministic: bool = True,
+        action_space: Any = None,
+    ) -> None:
+        from gymforge.baselines.sb3.zip_reader import load_policy
+
         if algo not in ALGORITHMS:
             raise ValueError(f"algo must be one of {ALGORITHMS}, got {algo!r}")
-        self.model = _algorithm(algo).load(str(path), device="cpu")
+        self.model = load_policy(path, algo, action_space)  # read as data, nothing unpickled
         self.deterministic = deterministic
 
     def reset(self, seed: int | None = None) -> None:
@@ -108,7 +116,8 @@ class SB3Expert(SB3PolicyAgent):
             raise FileNotFoundError(f"{EXPERT_MODEL_ENV}: no SB3 model at {str(path)!r}")
         sample = os.environ.get(EXPERT_SAMPLE_ENV, "0") not in ("", "0")
         algo = algo or os.environ.get(EXPERT_ALGO_ENV, "ppo")
-        super().__init__(path, algo, not sample)
+        space = getattr(env, "single_action_space", getattr(env, "action_space", None))
+        super().__init__(path, algo, not sample, action_space=space)
         self.path = str(path)
         #: recorded in a collected dataset's metadata (``behavior_provenance``)
         self.provenance = {
@@ -117,7 +126,6 @@ class SB3Expert(SB3PolicyAgent):
             "algo": algo,
             "actions": "sampled" if sample else "greedy",
         }
-        space = getattr(env, "single_action_space", getattr(env, "action_space", None))
         if space is not None and tuple(space.shape) != tuple(self.model.action_space.shape):
             raise ValueError(
                 f"SB3 model {self.path!r} acts in {self.model.action_space}, the env in {space}"

@@ -211,10 +211,26 @@ def _observation_space(data: dict[str, Any], path: Path) -> gym.spaces.Box:
     return gym.spaces.Box(-np.inf, np.inf, shape=(int(shape[0]),), dtype=np.float32)
 
 
-def _action_space(data: dict[str, Any], env_space: gym.spaces.Space, path: Path) -> gym.Space:
+def _stored_action_space(entry: Any, path: Path) -> gym.Space:
+    """A discrete action space from the model's readable copy of it (no env given)."""
+    kind = _class_name(entry)
+    if kind == "Discrete":
+        return gym.spaces.Discrete(int(_literal(entry.get("n"), "action_space.n", path)))
+    if kind == "MultiDiscrete":
+        text = str(entry.get("nvec", "")).strip("[] ")
+        if not text or not all(part.isdigit() for part in text.split()):
+            raise _fail(path, f"action_space.nvec {entry.get('nvec')!r} is not a list of sizes")
+        return gym.spaces.MultiDiscrete([int(part) for part in text.split()])
+    raise _fail(path, f"a {kind or 'stored'} action space needs the env's space to be rebuilt")
+
+
+def _action_space(data: dict[str, Any], env_space: gym.Space | None, path: Path) -> gym.Space:
     """The env's action space, or ``Discrete(n)`` over a MultiDiscrete's product; the model's
-    stored type and size must agree with it."""
+    stored type and size must agree with it. Without an env, a discrete space is read from the
+    file."""
     entry = data.get("action_space")
+    if env_space is None:
+        env_space = _stored_action_space(entry, path)
     kind = _class_name(entry)
     if kind == "Discrete" and isinstance(env_space, gym.spaces.MultiDiscrete):
         space: gym.Space = gym.spaces.Discrete(int(np.prod(env_space.nvec)))
@@ -233,8 +249,11 @@ def _action_space(data: dict[str, Any], env_space: gym.spaces.Space, path: Path)
     return space
 
 
-def load_policy(path: str | Path, algorithm: str, env_action_space: gym.Space) -> LoadedModel:
-    """The policy of the SB3 model at ``path`` (saved by ``algorithm``), rebuilt as data.
+def load_policy(
+    path: str | Path, algorithm: str, env_action_space: gym.Space | None
+) -> LoadedModel:
+    """The policy of the SB3 model at ``path`` (saved by ``algorithm``), rebuilt as data, for
+    the env's action space (``None``: the discrete space stored in the file).
 
     Raises ``ValueError`` naming what cannot be read safely or does not fit the env.
     """
