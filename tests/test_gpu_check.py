@@ -6,6 +6,8 @@ import importlib
 import json
 from pathlib import Path
 
+import pytest
+
 
 def test_gpu_check_dry_run_on_the_cpu(tmp_path: Path) -> None:
     module = importlib.import_module("benchmarks.gpu_check")
@@ -15,8 +17,7 @@ def test_gpu_check_dry_run_on_the_cpu(tmp_path: Path) -> None:
     for row in result["ids"]:
         assert row["batch_independence"] == "same"
         assert all(v["equal_fraction"] == 1.0 for v in row["agreement"].values())  # CPU vs CPU
-        assert all(rate > 0 for rate in row["steps_per_s"].values())
-    assert result["trainer"]["steps_per_s"] > 0
+        assert list(row["steps_per_s"]) == [str(b) for b in module.QUICK["batches"]]
     qmamba = result["qmamba"]
     assert qmamba["seconds_per_batch"] > 0 and qmamba["horizon"] == 20  # the quick shapes
     # 10,000 trajectories in batches of 64: 157 minibatches per epoch, 300 epochs
@@ -33,7 +34,7 @@ def test_gpu_check_refuses_a_device_this_torch_cannot_use(tmp_path: Path, capsys
 
     module = importlib.import_module("benchmarks.gpu_check")
     if torch.cuda.is_available():
-        return
+        pytest.skip("a CUDA device is present here: the refusal cannot be shown")
     assert module.main(["--device", "cuda", "--quick", "--out", str(tmp_path / "x")]) == 2
     assert "no usable CUDA device" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()  # refused before any work

@@ -76,7 +76,7 @@ def test_cli__list_json_enumerates_the_registry(capsys):
     assert listed == [s.id for s in all_specs()]
 
 
-def test_cli__rollout_json_reports_returns_and_speed(capsys):
+def test_cli__rollout_json_reports_returns(capsys):
     assert (
         main(
             [
@@ -98,7 +98,7 @@ def test_cli__rollout_json_reports_returns_and_speed(capsys):
     assert len(result["returns"]) == 2 and result["lengths"] == [4000, 4000]
     assert result["mean_return"] == pytest.approx(sum(result["returns"]) / 2)
     assert 150 <= result["mean_return"] <= 165
-    assert result["steps_per_second"] > 0
+    assert "steps_per_second" in result  # (a measurement: benchmarks/ time it, tests do not)
 
 
 def test_cli__rollout_text_prints_each_episode(capsys):
