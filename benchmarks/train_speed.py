@@ -103,7 +103,7 @@ def run_torch(
 def run_sb3(env_id: str, batch: int, iterations: int) -> dict[str, Any]:
     from stable_baselines3 import PPO
 
-    from gymforge.core.sb3 import as_sb3_vec_env
+    from gymforge.adapters.sb3 import as_sb3_vec_env
 
     torch.set_num_threads(1)
     venv = as_sb3_vec_env(_vector_env(env_id, batch, "cpu"))
@@ -136,8 +136,8 @@ def run_sb3_default(env_id: str, batch: int) -> dict[str, Any]:
     """One rollout + update of `gymforge train --vectorized --n-envs B` with the task config."""
     from stable_baselines3 import PPO
 
+    from gymforge.adapters.sb3 import as_sb3_vec_env
     from gymforge.baselines.sb3.config import load_config
-    from gymforge.core.sb3 import as_sb3_vec_env
 
     torch.set_num_threads(1)
     cfg = load_config(env_id)

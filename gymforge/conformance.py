@@ -106,7 +106,7 @@ def ppo_trains_through_sb3(env_id: str) -> None:
     """SB3's PPO trains a few hundred steps through the SB3 adapter and acts inside the space."""
     from stable_baselines3 import PPO
 
-    from gymforge.core.sb3 import as_sb3_vec_env
+    from gymforge.adapters.sb3 import as_sb3_vec_env
 
     if get_spec(env_id).capabilities.batched:
         vec_env = as_sb3_vec_env(

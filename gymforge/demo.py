@@ -80,7 +80,7 @@ def train_sb3(
     0.2) on ``num_envs`` SimPy envs."""
     from stable_baselines3 import PPO
 
-    from gymforge.core.sb3 import as_sb3_vec_env
+    from gymforge.adapters.sb3 import as_sb3_vec_env
 
     vector_env = gym.make_vec(
         ENV_ID,

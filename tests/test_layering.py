@@ -1,4 +1,15 @@
-"""Layering as a contract: core ← envs ← agents ← baselines ← leaderboards ← CLI.
+"""Layering as a contract: core ← registry ← adapters ← checks ← envs ← agents ← baselines ←
+leaderboards ← CLI.
+
+- ``core`` is the runtime every family runs on (vector base, scalar view, factory, spaces,
+  seeding, sharding, limits); it imports no other gymforge layer: not the registry, not the
+  checks, not the adapters;
+- the registry (``spec``, ``ids``, ``registry``, ``entry_points``) names every id and builds its
+  Gymnasium entry points from the family's classes;
+- ``adapters`` put a vector env behind another library's API (SB3, TorchRL);
+- ``checks`` are the public instruments (conformance, golden digests, sync counting, autoreset
+  and device checks) that the tests, the benchmarks and third-party env authors run: they may
+  enumerate the registry and use the adapters.
 
 A module may import its own layer and the layers below it, never one above (lazy imports inside
 functions count too: they hide the same dependency). The check reads every module's syntax tree,
@@ -15,12 +26,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 #: the layer of each ``gymforge.<name>`` (top-level modules of ``gymforge/`` included)
 LAYERS = {
-    "core": 0, "spec": 0, "ids": 0, "registry": 0, "recording": 0, "conformance": 0, "hashing": 0,
-    "envs": 1,
-    "agents": 2,
-    "baselines": 3,
-    "leaderboards": 4,
-    "commands": 5, "cli": 5, "minari_datasets": 5, "demo": 5, "docs": 5, "__main__": 5, "__init__": 5,
+    "core": 0, "hashing": 0, "recording": 0,
+    "spec": 1, "ids": 1, "registry": 1, "entry_points": 1,
+    "adapters": 2,
+    "checks": 3, "conformance": 3,
+    "envs": 4,
+    "agents": 5,
+    "baselines": 6,
+    "leaderboards": 7,
+    "commands": 8, "cli": 8, "minari_datasets": 8, "demo": 8, "docs": 8, "__main__": 8, "__init__": 8,
 }  # fmt: skip
 #: source folder of each layered subpackage (the rest live under ``gymforge/``)
 FOLDERS = {
@@ -92,6 +106,13 @@ def test_every_top_level_name_has_a_layer() -> None:
     assert names <= set(LAYERS), f"give these a layer: {sorted(names - set(LAYERS))}"
 
 
+def test_core_is_the_lowest_layer_below_the_registry_adapters_and_checks() -> None:
+    """So that any import of the registry, an adapter or a check from ``core`` is a violation."""
+    assert LAYERS["core"] == min(LAYERS.values())
+    assert LAYERS["core"] < LAYERS["registry"] <= LAYERS["adapters"] < LAYERS["checks"]
+    assert LAYERS["checks"] < LAYERS["envs"]
+
+
 def test_no_module_imports_a_layer_above_its_own() -> None:
     assert not violations(_all_modules())
 
@@ -104,6 +125,21 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
         ("agents", "from gymforge import baselines\n", True),
         ("baselines", "from gymforge.envs.cmab import datasets\n", False),
         ("core", "import numpy\n", False),
+        ("core", "from gymforge.registry import all_specs\n", True),
+        ("core", "def f():\n    from gymforge.registry import get_spec\n", True),
+        ("core", "from gymforge.checks import golden\n", True),
+        ("core", "from gymforge.checks.sync_counter import SyncCounter\n", True),
+        ("core", "from gymforge.adapters.sb3 import as_sb3_vec_env\n", True),
+        ("core", "from gymforge.spec import EnvSpec\n", True),
+        ("core", "from gymforge.hashing import sha256_file\n", False),
+        ("registry", "from gymforge.core.vector_factory import make_vector\n", False),
+        ("registry", "from gymforge.checks import conformance\n", True),
+        ("adapters", "from gymforge.core.vector_env import TorchVectorEnv\n", False),
+        ("adapters", "from gymforge.checks.golden import trajectory\n", True),
+        ("checks", "def f():\n    from gymforge.registry import all_specs\n", False),
+        ("checks", "from gymforge.adapters.sb3 import as_sb3_vec_env\n", False),
+        ("checks", "from gymforge.envs.probe.gym_env import ProbeVecEnv\n", True),
+        ("envs", "from gymforge.checks.golden import trajectory\n", False),
     ],
 )
 def test_check_known_answers(layer: str, source: str, bad: bool) -> None:

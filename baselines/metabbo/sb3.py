@@ -36,9 +36,9 @@ import numpy as np
 import torch
 
 import gymforge  # noqa: F401 - registers the ids
+from gymforge.adapters.sb3 import as_sb3_vec_env
 from gymforge.baselines.metabbo.behaviors import BEHAVIOR_NAME, collect_cli, register_behavior
 from gymforge.baselines.metabbo.common import as_batch, unbatch
-from gymforge.core.sb3 import as_sb3_vec_env
 
 __all__ = [
     "ALGORITHMS",

@@ -88,7 +88,7 @@ def make_train_env(
                 f"--vectorized needs an id with a batched torch engine; {env_id} has none "
                 "(drop --vectorized)"
             )
-        from gymforge.core.sb3 import as_sb3_vec_env
+        from gymforge.adapters.sb3 import as_sb3_vec_env
 
         vector_env = gym.make_vec(
             env_id,

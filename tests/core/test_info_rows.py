@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from gymforge.core.info_rows import info_rows
+from gymforge.adapters.info_rows import info_rows
 
 
 def _plain_dicts(info: dict, num_envs: int) -> list[dict]:
@@ -55,7 +55,7 @@ def test_rows_equal_the_plain_dicts_and_take_writes() -> None:
 
 
 def test_sb3_adapter_infos_match_the_vector_envs_info_after_steps() -> None:
-    from gymforge.core.sb3 import as_sb3_vec_env
+    from gymforge.adapters.sb3 import as_sb3_vec_env
 
     venv = gym.make_vec(
         "LineFlow-WaitingTime-v0", num_envs=4, vectorization_mode="vector_entry_point", horizon=5

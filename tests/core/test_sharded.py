@@ -158,7 +158,7 @@ def test_a_dead_worker_is_named_and_the_others_stay_in_step():
 def test_ppo_trains_through_the_sb3_adapter_on_a_sharded_env():
     from stable_baselines3 import PPO
 
-    from gymforge.core.sb3 import as_sb3_vec_env
+    from gymforge.adapters.sb3 import as_sb3_vec_env
 
     env = _probe(4, 2)
     try:

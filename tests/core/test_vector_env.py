@@ -8,7 +8,7 @@ import pytest
 import torch
 from stable_baselines3 import PPO
 
-from gymforge.core.sb3 import as_sb3_vec_env
+from gymforge.adapters.sb3 import as_sb3_vec_env
 from gymforge.core.seeding import InstanceRNG
 from gymforge.envs.probe import ProbeEnv, ProbeVecEnv
 

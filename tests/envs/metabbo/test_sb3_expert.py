@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("stable_baselines3")
 
 import gymforge  # noqa: F401 - registers the ids
+from gymforge.adapters.sb3 import as_sb3_vec_env
 from gymforge.baselines.metabbo import sb3
-from gymforge.core.sb3 import as_sb3_vec_env
 from gymforge.envs.metabbo import dataset
 
 TINY = {"dimension": 2, "population_size": 10, "max_generations": 8}

@@ -27,7 +27,7 @@ try:
     from torchrl.envs import EnvBase
 except ImportError as error:  # pragma: no cover - depends on the installed extras
     raise ImportError(
-        "gymforge.core.torchrl needs TorchRL: pip install 'gymforge[torchrl]'"
+        "gymforge.adapters.torchrl needs TorchRL: pip install 'gymforge[torchrl]'"
     ) from error
 
 from gymforge.core.vector_env import TorchVectorEnv

@@ -21,7 +21,7 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
-from gymforge.core.info_rows import Columns, InfoRow, info_rows
+from gymforge.adapters.info_rows import Columns, InfoRow, info_rows
 
 
 def _to_numpy(x: Any) -> Any:
@@ -89,7 +89,7 @@ class SB3VecEnv(VecEnv):
 
     def _split_info(self, info: dict[str, Any]) -> list[InfoRow]:
         """Turn Gymnasium's dict of per-env arrays into SB3's list of per-env mappings (views of
-        the arrays, see :mod:`gymforge.core.info_rows`: no loop over the instances)."""
+        the arrays, see :mod:`gymforge.adapters.info_rows`: no loop over the instances)."""
         columns: Columns = {}
         for key, value in info.items():
             if key.startswith("_") or key in ("final_obs", "final_info"):
