@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gymforge.core.machine import cpu_model
+from gymforge.checks.machine import cpu_model
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

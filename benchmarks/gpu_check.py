@@ -50,7 +50,7 @@ def throughput(env_id: str, device: str, batch: int, seconds: float) -> float:
     warm-up; timed until ``seconds`` have passed, synchronising at the end)."""
     import gymnasium as gym
 
-    from gymforge.core.golden import _actions
+    from gymforge.checks.golden import _actions
 
     env = gym.make_vec(
         env_id, num_envs=batch, vectorization_mode="vector_entry_point", device=device
@@ -82,7 +82,7 @@ def _synchronize(device: str) -> None:
 
 
 def check_id(env_id: str, device: str, sizes: dict[str, Any]) -> dict[str, Any]:
-    from gymforge.core.device_checks import (
+    from gymforge.checks.batch_and_device import (
         batch_independence_problem,
         device_agreement,
         syncs_per_step,

@@ -25,8 +25,8 @@ import torch
 
 import gymforge  # noqa: F401 - registers the ids
 from benchmarks.common import REPO_ROOT, command_line, machine_info, write_atomic, write_json
-from gymforge.core.device_checks import sync_profile
-from gymforge.core.sync_counter import KINDS
+from gymforge.checks.batch_and_device import sync_profile
+from gymforge.checks.sync_counter import KINDS
 from gymforge.envs.lineflow.batched.engine import GPU_MODE
 from gymforge.registry import all_specs
 

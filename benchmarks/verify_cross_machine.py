@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from gymforge.baselines.agent_loader import AgentRecord
-from gymforge.core.machine import cpu_model
+from gymforge.checks.machine import cpu_model
 from gymforge.leaderboards.evaluator import run_episodes
 from gymforge.leaderboards.files import read_json
 from gymforge.leaderboards.protocol import list_tasks, load_protocol

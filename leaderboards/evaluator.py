@@ -35,7 +35,7 @@ import numpy as np
 
 from gymforge.agents.episode import Episode, run_episode, run_parallel_episode
 from gymforge.baselines.agent_loader import AgentRecord, build_agent
-from gymforge.core.machine import cpu_model
+from gymforge.checks.machine import cpu_model
 from gymforge.hashing import sha256_bytes
 from gymforge.leaderboards.files import canonical_json
 from gymforge.leaderboards.offline import episode_datasets

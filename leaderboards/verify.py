@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gymforge.baselines.agent_loader import AgentRecord
-from gymforge.core.machine import cpu_model
+from gymforge.checks.machine import cpu_model
 from gymforge.hashing import sha256_bytes, sha256_file
 from gymforge.leaderboards.admission import check_submittable
 from gymforge.leaderboards.board_files import (

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gymforge.conformance import CHECKS, Check, check_id, run_check
+from gymforge.checks.conformance import CHECKS, Check, check_id, run_check
 from gymforge.registry import all_specs
 
 #: the checks run on one id per family only (worker processes are slow to start)

@@ -29,7 +29,7 @@ LAYERS = {
     "core": 0, "hashing": 0, "recording": 0,
     "spec": 1, "ids": 1, "registry": 1, "entry_points": 1,
     "adapters": 2,
-    "checks": 3, "conformance": 3,
+    "checks": 3,
     "envs": 4,
     "agents": 5,
     "baselines": 6,

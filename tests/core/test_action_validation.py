@@ -11,8 +11,8 @@ import pytest
 import torch
 from gymnasium import spaces
 
+from gymforge.checks.sync_counter import SyncCounter
 from gymforge.core.spaces import BatchedActionCheck, _in_uniform_range, validate_batched_action
-from gymforge.core.sync_counter import SyncCounter
 
 
 @pytest.mark.parametrize(

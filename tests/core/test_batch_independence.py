@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from gymforge.core.device_checks import batch_independence_problem, device_agreement, rows
+from gymforge.checks.batch_and_device import batch_independence_problem, device_agreement, rows
 from gymforge.registry import all_specs
 
 BATCHED = [spec.id for spec in all_specs() if spec.vector_entry_point is not None]
@@ -27,7 +27,7 @@ def test_instance_behaves_the_same_in_batches_of_different_sizes(env_id: str) ->
 
 def test_the_check_sees_an_instance_that_depends_on_its_batch(monkeypatch) -> None:
     """A known failure: instance 0's reward shifted by the batch size must be reported."""
-    import gymforge.core.device_checks as checks
+    import gymforge.checks.batch_and_device as checks
 
     real = checks.rows
 

@@ -4,7 +4,7 @@ The digests pin the bits, which depend on the torch build and the CPU's vector i
 so the comparison runs only on a machine matching the one that recorded them (the skip says which
 differs). Matrix products also depend on the BLAS kernels of the CPU generation: the file holds
 variants per kernel fingerprint, and a difference on a fingerprint it does not know is a skip
-that names it. After an intended change of the dynamics: ``python -m gymforge.core.golden
+that names it. After an intended change of the dynamics: ``python -m gymforge.checks.golden
 update``.
 """
 
@@ -15,8 +15,8 @@ import json
 
 import pytest
 
-from gymforge.core import golden
-from gymforge.core.machine import cpu_model
+from gymforge.checks import golden
+from gymforge.checks.machine import cpu_model
 
 DOCUMENT = json.loads(golden.DEFAULT_FILE.read_text())
 KERNELS = golden.kernel_fingerprint()
@@ -50,7 +50,7 @@ def test_engine_reproduces_golden_digests(case: str) -> None:
     if problem and not known:
         pytest.skip(
             f"{problem}, on kernels {KERNELS} ({cpu_model()}) that the file does not know: "
-            "record them with `python -m gymforge.core.golden update --variant`"
+            "record them with `python -m gymforge.checks.golden update --variant`"
         )
     assert problem is None
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import gymforge  # noqa: F401  (registers the ids)
-from gymforge.core.conformance import check_sharded_equivalence
+from gymforge.checks.conformance import check_sharded_equivalence
 from gymforge.core.sharded import ShardedVectorEnv, shard_bounds, sharded
 from gymforge.envs.probe.gym_env import ProbeVecEnv
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from gymforge.core.sync_counter import KINDS, SyncCounter
+from gymforge.checks.sync_counter import KINDS, SyncCounter
 
 
 def _line_of(marker: str) -> int:

@@ -14,7 +14,7 @@ from tensordict import TensorDictBase
 from torchrl.envs.utils import check_env_specs
 
 from gymforge.adapters.torchrl import TorchRLEnv
-from gymforge.core.autoreset_checks import sample_actions, truncate_after
+from gymforge.checks.autoreset import sample_actions, truncate_after
 from gymforge.registry import all_specs
 
 BATCHED = [s for s in all_specs() if s.capabilities.batched and not s.capabilities.multi_agent]

@@ -16,7 +16,7 @@ from gymnasium.wrappers.vector import (
     RecordEpisodeStatistics,
 )
 
-from gymforge.core.autoreset_checks import (
+from gymforge.checks.autoreset import (
     check_matches_sync_vector_env,
     check_modes_agree,
     sample_actions,

@@ -12,7 +12,7 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 import gymforge  # noqa: F401  (registers the ids)
-from gymforge.core.conformance import check_sharded_equivalence
+from gymforge.checks.conformance import check_sharded_equivalence
 from gymforge.core.sharded import ShardedVectorEnv, sharded
 from gymforge.core.vector_env import FACTORY_KEYWORDS, TorchVectorEnv
 from gymforge.core.vector_factory import make_vector

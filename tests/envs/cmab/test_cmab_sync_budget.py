@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import gymforge  # noqa: F401 - registers the ids
-from gymforge.core.device_checks import sync_profile
-from gymforge.core.sync_counter import SyncCounter
+from gymforge.checks.batch_and_device import sync_profile
+from gymforge.checks.sync_counter import SyncCounter
 from gymforge.envs.cmab.gym_env import InfluenceMaxVecEnv
 from gymforge.envs.cmab.influence import InfluenceProblem, cascade_rounds
 from gymforge.registry import all_specs

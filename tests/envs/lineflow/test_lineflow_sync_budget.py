@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import gymforge  # noqa: F401 - registers the ids
-from gymforge.core.device_checks import sync_profile
+from gymforge.checks.batch_and_device import sync_profile
 from gymforge.envs.lineflow.batched.engine import GPU_MODE
 from gymforge.registry import all_specs
 

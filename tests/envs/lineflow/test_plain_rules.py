@@ -11,7 +11,7 @@ import json
 import pytest
 import torch
 
-from gymforge.core import golden
+from gymforge.checks import golden
 from gymforge.envs.lineflow.batched import compaction, engine, event_loop, rounds
 from gymforge.envs.lineflow.batched.vector_env import LineFlowVecEnv, engine_mode
 

@@ -142,7 +142,7 @@ def compute(guards: bool = True) -> dict[str, Any]:
     }
     with host_guards(guards):
         evaluations = evaluation_digests()
-    from gymforge.core.golden import kernel_fingerprint
+    from gymforge.checks.golden import kernel_fingerprint
 
     return {
         "schema": SCHEMA,
@@ -184,7 +184,7 @@ def expected_for(document: dict[str, Any], fingerprint: str) -> tuple[dict[str, 
 def with_variant(recorded: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
     """``recorded`` plus the digests of ``document`` that differ from it, as the variant of
     ``document``'s kernel fingerprint."""
-    from gymforge.core.machine import cpu_model
+    from gymforge.checks.machine import cpu_model
 
     fingerprint = document["kernels"]
     if recorded["machine"] != document["machine"] or recorded.get("kernels") == fingerprint:

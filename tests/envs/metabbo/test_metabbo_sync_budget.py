@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import gymforge  # noqa: F401 - registers the ids
-from gymforge.core.device_checks import sync_profile
+from gymforge.checks.batch_and_device import sync_profile
 from gymforge.core.host_guards import default_guards, guards_enabled, host_guards
 from gymforge.registry import all_specs
 

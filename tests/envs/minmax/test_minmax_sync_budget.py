@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import gymforge  # noqa: F401 - registers the ids
-from gymforge.core.device_checks import sync_profile
+from gymforge.checks.batch_and_device import sync_profile
 from gymforge.registry import all_specs
 
 MINMAX_VECTOR_IDS = sorted(

@@ -22,10 +22,10 @@ names the fingerprint (record it there with ``update --variant``).
 
 After an *intended* change of the dynamics (a new env version), regenerate with::
 
-    python -m gymforge.core.golden update
+    python -m gymforge.checks.golden update
 
 (which drops the variants: re-record them on those machines) and commit the file with the
-change; ``python -m gymforge.core.golden check`` compares.
+change; ``python -m gymforge.checks.golden check`` compares.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from gymforge.core.machine import cpu_model
+from gymforge.checks.machine import cpu_model
 
 SCHEMA = "gymforge.golden/1"
 NUM_ENVS = 3

@@ -6,7 +6,7 @@
   the fraction of bit-equal values and the largest difference per field.
 * :func:`syncs_per_step`: device-to-host synchronisations per ``step``: on CUDA counted with
   ``torch.cuda.set_sync_debug_mode``, on other devices (the CPU) with
-  :class:`~gymforge.core.sync_counter.SyncCounter`, the calls that would synchronise on CUDA.
+  :class:`~gymforge.checks.sync_counter.SyncCounter`, the calls that would synchronise on CUDA.
 * :func:`sync_profile`: the counter itself after ``steps`` steps, with kinds and call sites.
 
 Used by the tests (on the CPU) and by ``benchmarks/gpu_check.py`` (on a GPU).
@@ -21,8 +21,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from gymforge.core.golden import _actions
-from gymforge.core.sync_counter import SyncCounter
+from gymforge.checks.golden import _actions
+from gymforge.checks.sync_counter import SyncCounter
 
 FIELDS = ("obs", "reward", "terminated", "truncated")
 
