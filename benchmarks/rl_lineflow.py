@@ -109,7 +109,7 @@ def evaluate(keys: list[str], episodes: int) -> dict[str, Any]:
     torch.set_num_threads(1)
     import gymforge  # noqa: F401
     from gymforge.baselines.sb3 import load_agent
-    from gymforge.baselines.sb3.evaluation import run_episodes
+    from gymforge.baselines.training.evaluation import run_episodes
     from gymforge.cli import rollout
     from gymforge.registry import get_spec
 

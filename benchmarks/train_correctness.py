@@ -67,7 +67,7 @@ def iqm_ci(scores: dict[str, list[float]]) -> dict[str, tuple[float, float, floa
 
 def held_out(run: Path) -> list[float]:
     from gymforge.baselines.ondevice.agent import TorchPolicyAgent
-    from gymforge.baselines.sb3.evaluation import run_episodes
+    from gymforge.baselines.training.evaluation import run_episodes
 
     episodes = run_episodes(TorchPolicyAgent(run), ENV_ID, {}, HELD_OUT)
     return [e["return"] for e in episodes]

@@ -3,7 +3,7 @@ settings of :class:`.ppo.PPOConfig` under ``algos``.
 
 The packaged files live in ``baselines/configs/ondevice/`` (``default.yaml``, then
 ``<env id>.yaml`` when the id has one); a user's ``--config`` file and command-line overrides are
-layered on top, exactly as for the SB3 backend (:mod:`gymforge.baselines.sb3.config`).
+layered on top, exactly as for the SB3 backend (:mod:`gymforge.baselines.training.config`).
 """
 
 from __future__ import annotations
@@ -14,17 +14,8 @@ from typing import Any
 
 from gymforge.baselines.ondevice import a2c, recurrent_ppo
 from gymforge.baselines.ondevice.ppo import PPOConfig
-from gymforge.baselines.sb3.config import (
-    CONFIG_DIR,
-    TrainConfig,
-    check_file,
-)
-from gymforge.baselines.sb3.config import (
-    from_mapping as sb3_from_mapping,
-)
-from gymforge.baselines.sb3.config import (
-    load_config as sb3_load_config,
-)
+from gymforge.baselines.training import config
+from gymforge.baselines.training.config import CONFIG_DIR, TrainConfig
 
 ONDEVICE_CONFIG_DIR = CONFIG_DIR / "ondevice"
 #: algorithm -> its defaults over :class:`PPOConfig`'s
@@ -42,7 +33,7 @@ def _parameters(algo: str) -> list[str]:
 
 def check(data: dict[str, Any], source: str) -> None:
     """Validate one config layer; ``algos`` entries are checked against :class:`PPOConfig`."""
-    check_file(data, source, _parameters, ALGORITHMS)
+    config.check_layer(data, source, _parameters, ALGORITHMS)
     for name, settings in (data.get("algos") or {}).items():
         merged = {**ALGORITHM_DEFAULTS[name], **(settings or {})}
         PPOConfig.from_mapping(merged, f"{source}: algos.{name}")
@@ -52,12 +43,12 @@ def load_config(
     env_id: str, user_file: str | Path | None = None, overrides: dict[str, Any] | None = None
 ) -> TrainConfig:
     """The merged, validated config of an on-device run on ``env_id``."""
-    return sb3_load_config(env_id, user_file, overrides, ONDEVICE_CONFIG_DIR, check)
+    return config.load_config(env_id, user_file, overrides, ONDEVICE_CONFIG_DIR, check)
 
 
 def from_mapping(merged: dict[str, Any], sources: tuple[str, ...] = ()) -> TrainConfig:
     """A config from a complete mapping (a stored run's ``train_config``)."""
-    return sb3_from_mapping(merged, sources, check)
+    return config.from_mapping(merged, sources, check)
 
 
 def algo_config(cfg: TrainConfig, algo: str) -> PPOConfig:

@@ -13,19 +13,21 @@ complete artifact or none. Training seeds: the vector env is reset with ``seed``
 with ``seed + i``) and autoresets continue each instance's own stream; a resumed run resets with
 ``seed + steps done``. Held-out evaluation uses the seeds ``2**62 + k``, which no training
 episode can have.
+
+:func:`train` runs four stages: :func:`resolve` (the request, checked, as a :class:`Plan`),
+:func:`build` (env, trainer, curriculum and outputs, as a :class:`Session`), :func:`loop`
+(collect, update, evaluate, checkpoint) and :func:`finish` (final evaluation and artifacts).
+Run folders, seeds, configs, evaluation and checkpoint schedules are the shared ones of
+:mod:`gymforge.baselines.training`.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import platform
-import shutil
 import time
 from collections import deque
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,42 +45,26 @@ from gymforge.baselines.ondevice.agent import (
     save_policy,
 )
 from gymforge.baselines.ondevice.config import algo_config, from_mapping, load_config
-from gymforge.baselines.ondevice.ppo import PPO
-from gymforge.baselines.sb3.config import TrainConfig
-from gymforge.baselines.sb3.envs import EVAL_SEED_BASE, TRAIN_SEED_LIMIT, check_train_seed
-from gymforge.baselines.sb3.evaluation import eval_seeds, run_episodes, summarize
-from gymforge.baselines.sb3.run import _run_root, write_json
+from gymforge.baselines.ondevice.ppo import PPO, PPOConfig
+from gymforge.baselines.training.checkpoints import Schedule, checkpoint_folders, write_checkpoint
+from gymforge.baselines.training.config import TrainConfig
+from gymforge.baselines.training.evaluation import run_episodes, summarize
+from gymforge.baselines.training.runs import (
+    TrainResult,
+    check_count,
+    previous_evaluations,
+    resumed_run,
+    run_folder,
+    run_record,
+    write_evaluations,
+    write_json,
+)
+from gymforge.baselines.training.seeds import check_train_seed, eval_seeds
 from gymforge.core.devices import check_device
-from gymforge.core.outputs import check_writable
 from gymforge.registry import get_spec
 
-EVALUATIONS_FILE = "evaluations.json"
 TRAINER_FILE = "trainer.pt"
 ARTIFACT_FORMAT_VERSION = 1
-
-
-@dataclass
-class TrainResult:
-    """What :func:`train` produced."""
-
-    out: Path
-    steps: int
-    evaluations: list[dict[str, Any]] = field(default_factory=list)
-    wall_s: float = 0.0
-    steps_per_s: float = 0.0
-    timings: dict[str, float] = field(default_factory=dict)
-
-
-def _checkpoints(run: Path) -> list[Path]:
-    """Complete checkpoints of a run, newest first (by step)."""
-    found = []
-    for folder in (run / "checkpoints").glob("step_*"):
-        if all((folder / name).is_file() for name in (POLICY_FILE, TRAINER_FILE, CONFIG_FILE)):
-            try:
-                found.append((int(folder.name.removeprefix("step_")), folder))
-            except ValueError:
-                continue
-    return [folder for _, folder in sorted(found, reverse=True)]
 
 
 def _read_config(folder: Path) -> dict[str, Any]:
@@ -95,7 +81,11 @@ def _read_config(folder: Path) -> dict[str, Any]:
 def _resume_source(path: Path) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """The newest readable checkpoint of a run (or the checkpoint folder given): its folder,
     config and trainer state. A corrupt checkpoint is skipped, and named if none is left."""
-    candidates = [path] if (path / TRAINER_FILE).is_file() else _checkpoints(path)
+    candidates = (
+        [path]
+        if (path / TRAINER_FILE).is_file()
+        else checkpoint_folders(path, (POLICY_FILE, TRAINER_FILE, CONFIG_FILE))
+    )
     if not candidates:
         raise ValueError(f"--resume: no checkpoint with {TRAINER_FILE} under {path}/checkpoints")
     problems = []
@@ -132,7 +122,7 @@ def make_vector_env(
 
 
 class _Curriculum:
-    """The scrap-factor curriculum of :class:`gymforge.baselines.sb3.config.Curriculum`, fed
+    """The scrap-factor curriculum of :class:`gymforge.baselines.training.config.Curriculum`, fed
     with finished training episodes after every rollout."""
 
     def __init__(self, env: Any, curriculum: Any, factor: float | None) -> None:
@@ -169,14 +159,262 @@ def _progress(total: int, initial: int, enabled: bool) -> Any:
     return tqdm(total=total, initial=initial, unit="step", unit_scale=True, dynamic_ncols=True)
 
 
+@dataclass
+class Plan:
+    """A checked request: what to train, for how long, where, and from which checkpoint."""
+
+    env_id: str
+    algo: str
+    seed: int
+    steps: int
+    cfg: TrainConfig
+    ppo_cfg: PPOConfig
+    n_envs: int
+    device: torch.device
+    threads: int | None
+    num_workers: int | None
+    out: Path
+    done_steps: int
+    target: int
+    source: Path | None = None
+    previous: dict[str, Any] | None = None
+    state: dict[str, Any] | None = None
+    command: list[str] | None = None
+
+    @property
+    def per_rollout(self) -> int:
+        return self.ppo_cfg.n_steps * self.n_envs
+
+
+@dataclass
+class Session:
+    """What a run holds while it trains."""
+
+    env: gym.vector.VectorEnv
+    trainer: PPO
+    curriculum: _Curriculum | None
+    evaluations: list[dict[str, Any]]
+    writer: Any
+    bar: Any
+    eval_seconds: float = 0.0
+
+
+def resolve(
+    env_id: str | None,
+    algo: str | None,
+    steps: int,
+    seed: int,
+    out: str | Path | None,
+    n_envs: int | None,
+    device: str,
+    threads: int | None,
+    num_workers: int | None,
+    config_file: str | Path | None,
+    overrides: dict[str, Any] | None,
+    resume: str | Path | None,
+    command: list[str] | None,
+) -> Plan:
+    """Check the request (a resumed run takes its run's settings) and make the run folder."""
+    torch_device = check_device(device)
+    previous = state = source = None
+    if resume is not None:
+        source, previous, state = resumed_run(resume, _resume_source, env_id, algo, steps)
+        env_id, algo, seed = previous["env_id"], previous["algo"], int(previous["seed"])
+        cfg = from_mapping(previous["train_config"], (str(source / CONFIG_FILE),))
+        n_envs = int(previous["n_envs"])
+    else:
+        if env_id is None or algo is None:
+            raise ValueError("env_id and algo are required unless resuming")
+        get_spec(env_id)
+        cfg = load_config(env_id, config_file, overrides)
+        if n_envs is None:
+            n_envs = cfg.n_envs
+    assert env_id is not None and algo is not None and n_envs is not None
+    check_count("n_envs", n_envs)
+    check_count("steps", steps)
+    check_train_seed(seed, n_envs)
+    ppo_cfg = algo_config(cfg, algo)
+    if num_workers is not None and num_workers > 1 and torch_device.type != "cpu":
+        raise ValueError(f"num_workers > 1 needs device cpu, got {device!r}")
+    folder = run_folder(out, source, Path("runs") / env_id / f"{algo}-torch-seed{seed}")
+    folder.mkdir(parents=True, exist_ok=True)
+    done_steps = int(previous["steps"]) if previous else 0
+    per_rollout = ppo_cfg.n_steps * n_envs
+    target = done_steps + math.ceil((steps - done_steps) / per_rollout) * per_rollout
+    plan = Plan(
+        env_id, algo, seed, steps, cfg, ppo_cfg, n_envs, torch_device, threads, num_workers,
+        folder, done_steps, target, source, previous, state, command,
+    )  # fmt: skip
+    return plan
+
+
+def build(plan: Plan, tensorboard: bool, progress_bar: bool) -> Session:
+    """Configure the host, build the env and trainer (restored when resuming), reset the env,
+    and open the curriculum and the outputs."""
+    host.configure(plan.device, plan.threads)
+    env = make_vector_env(plan.env_id, plan.cfg, plan.n_envs, plan.device, plan.num_workers)
+    trainer = PPO(env, plan.ppo_cfg, seed=plan.seed, frame_stack=plan.cfg.frame_stack)
+    if plan.state is not None:
+        trainer.load_state_dict(plan.state)
+    trainer.start(plan.seed + plan.done_steps if plan.previous else plan.seed)
+    curriculum = None
+    if plan.cfg.curriculum is not None:
+        if not hasattr(env, "set_scrap_factor"):
+            raise ValueError(f"{plan.env_id} has no scrap factor for the config's curriculum")
+        factor = ((plan.previous or {}).get("curriculum_state") or {}).get("scrap_factor")
+        curriculum = _Curriculum(env, plan.cfg.curriculum, factor)
+    evaluations = previous_evaluations(plan.out, plan.previous is not None, plan.done_steps)
+    writer = _tensorboard(plan.out, tensorboard)
+    bar = _progress(plan.target, plan.done_steps, progress_bar)
+    return Session(env, trainer, curriculum, evaluations, writer, bar)
+
+
+def _artifact_config(plan: Plan, run: Session) -> dict[str, Any]:
+    trainer = run.trainer
+    record = run_record(
+        algo=plan.algo,
+        env_id=plan.env_id,
+        cfg=plan.cfg,
+        seed=plan.seed,
+        steps=trainer.steps_done,
+        target_steps=plan.target,
+        n_envs=plan.n_envs,
+        scrap_factor=run.curriculum.factor if run.curriculum is not None else None,
+        seed_unit="instance",
+        command=plan.command,
+        source=plan.source,
+    )
+    return {
+        **record,
+        "format": ARTIFACT_FORMAT,
+        "format_version": ARTIFACT_FORMAT_VERSION,
+        "backend": "torch",
+        "device": str(plan.device),
+        "num_workers": plan.num_workers,
+        "threads": torch.get_num_threads(),
+        "algo_config": plan.ppo_cfg.to_json(),
+        "policy": trainer.spec.to_json(),
+    }
+
+
+def _payload(plan: Plan, run: Session) -> dict[str, Any]:
+    trainer = run.trainer
+    return policy_payload(trainer.policy, trainer.obs_norm, plan.cfg.frame_stack, plan.algo)
+
+
+def _evaluate(plan: Plan, run: Session) -> dict[str, Any]:
+    agent = TorchPolicyAgent(_payload(plan, run))
+    cfg = plan.cfg
+    episodes = run_episodes(agent, plan.env_id, cfg.env_kwargs, eval_seeds(cfg.eval_episodes))
+    return {"timesteps": run.trainer.steps_done, **summarize(episodes), "episodes": episodes}
+
+
+def _write_evaluations(plan: Plan, run: Session) -> None:
+    header = {"env_id": plan.env_id, "algo": plan.algo, "seed": plan.seed, "backend": "torch"}
+    write_evaluations(plan.out, header, run.evaluations)
+
+
+def _save_checkpoint(plan: Plan, run: Session) -> None:
+    def fill(folder: Path) -> None:
+        save_policy(folder / POLICY_FILE, _payload(plan, run))
+        torch.save(run.trainer.state_dict(), folder / TRAINER_FILE)
+        write_json(folder / CONFIG_FILE, _artifact_config(plan, run))
+
+    write_checkpoint(plan.out, run.trainer.steps_done, fill)
+
+
+def _log_rollout(
+    plan: Plan, run: Session, stats: dict[str, float], returns: list[float], step: int
+) -> None:
+    if run.bar is not None:
+        run.bar.update(plan.per_rollout)
+        if returns:
+            run.bar.set_postfix(ret=f"{np.mean(returns):.1f}", refresh=False)
+    if run.writer is not None:
+        for key, value in stats.items():
+            run.writer.add_scalar(f"train/{key}", value, step)
+        if returns:
+            run.writer.add_scalar("rollout/ep_return", float(np.mean(returns)), step)
+        if run.curriculum is not None:
+            run.writer.add_scalar("curriculum/scrap_factor", run.curriculum.factor, step)
+
+
+def loop(plan: Plan, run: Session, log: Any) -> float:
+    """Collect and update until the target step, evaluating and checkpointing when due;
+    returns the seconds spent training (evaluations excluded). An interrupt saves a
+    checkpoint first."""
+    trainer = run.trainer
+    evals = Schedule.after(plan.done_steps, plan.cfg.eval_every)
+    checkpoints = Schedule.after(plan.done_steps, plan.cfg.checkpoint_every)
+    start = time.perf_counter()
+    try:
+        while trainer.steps_done < plan.target:
+            trainer.collect()
+            stats = trainer.update(progress=trainer.steps_done / plan.target)
+            episodes = trainer.drain_episodes()
+            if run.curriculum is not None:
+                run.curriculum.after_rollout(episodes.returns)
+            step = trainer.steps_done
+            _log_rollout(plan, run, stats, episodes.returns, step)
+            if evals.due(step):
+                t0 = time.perf_counter()
+                row = _evaluate(plan, run)
+                run.eval_seconds += time.perf_counter() - t0
+                run.evaluations.append(row)
+                _write_evaluations(plan, run)
+                if run.writer is not None:
+                    run.writer.add_scalar("eval/mean_return", row["mean_return"], step)
+            if checkpoints.due(step):
+                _save_checkpoint(plan, run)
+    except KeyboardInterrupt:
+        if trainer.steps_done > plan.done_steps:
+            _save_checkpoint(plan, run)
+            log(
+                f"interrupted at {trainer.steps_done} steps; checkpoint saved. Resume with: "
+                f"gymforge train --backend torch --resume {plan.out} --steps {plan.steps}"
+            )
+        raise
+    finally:
+        if run.bar is not None:
+            run.bar.close()
+        if run.writer is not None:
+            run.writer.close()
+        run.env.close()
+    return time.perf_counter() - start - run.eval_seconds
+
+
+def finish(plan: Plan, run: Session, train_seconds: float, start_time: float) -> TrainResult:
+    """The last evaluation (unless one was just made), the final policy and ``config.json``."""
+    trainer = run.trainer
+    last = run.evaluations[-1]["timesteps"] if run.evaluations else None
+    if plan.cfg.eval_every and last != trainer.steps_done:
+        run.evaluations.append(_evaluate(plan, run))
+    save_policy(plan.out / POLICY_FILE, _payload(plan, run))
+    _write_evaluations(plan, run)
+    final = _artifact_config(plan, run)
+    final["wall_s"] = round(time.perf_counter() - start_time, 3)
+    final["train_steps_per_s"] = round((trainer.steps_done - plan.done_steps) / train_seconds, 1)
+    final["timings_s"] = {k: round(v, 3) for k, v in trainer.timings.as_dict().items()}
+    write_json(plan.out / CONFIG_FILE, final)
+    return TrainResult(
+        plan.out,
+        trainer.steps_done,
+        run.evaluations,
+        final["wall_s"],
+        final["train_steps_per_s"],
+        final["timings_s"],
+    )
+
+
 def train(
     env_id: str | None,
     algo: str | None,
     steps: int,
+    *,
+    device: str = "cpu",
     seed: int = 0,
     out: str | Path | None = None,
     n_envs: int | None = None,
-    device: str = "cpu",
     threads: int | None = None,
     num_workers: int | None = None,
     config_file: str | Path | None = None,
@@ -207,226 +445,15 @@ def train(
     """
     log = log or print
     start_time = time.perf_counter()
-    torch_device = check_device(device)
-    previous: dict[str, Any] | None = None
-    state: dict[str, Any] | None = None
-    source: Path | None = None
-    if resume is not None:
-        resume = Path(resume)
-        if not resume.exists():
-            raise ValueError(f"--resume: {resume} does not exist")
-        source, previous, state = _resume_source(resume)
-        for key, given in (("env_id", env_id), ("algo", algo)):
-            if given is not None and given != previous[key]:
-                raise ValueError(
-                    f"--resume: the run at {source} trained {key} {previous[key]!r}, not {given!r}"
-                )
-        env_id, algo, seed = previous["env_id"], previous["algo"], int(previous["seed"])
-        cfg = from_mapping(previous["train_config"], (str(source / CONFIG_FILE),))
-        n_envs = int(previous["n_envs"])
-        if steps <= previous["steps"]:
-            raise ValueError(
-                f"steps must exceed the {previous['steps']} steps already trained at {source}, "
-                f"got {steps}"
-            )
-    else:
-        if env_id is None or algo is None:
-            raise ValueError("env_id and algo are required unless resuming")
-        get_spec(env_id)
-        cfg = load_config(env_id, config_file, overrides)
-        if n_envs is None:
-            n_envs = cfg.n_envs
-    assert env_id is not None and algo is not None and n_envs is not None
-    if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
-        raise ValueError(f"n_envs must be an int >= 1, got {n_envs!r}")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
-    check_train_seed(seed, n_envs)
-    ppo_cfg = algo_config(cfg, algo)
-    if num_workers is not None and num_workers > 1 and torch_device.type != "cpu":
-        raise ValueError(f"num_workers > 1 needs device cpu, got {device!r}")
-    if out is None:
-        out = (
-            _run_root(source)
-            if source is not None
-            else Path("runs") / env_id / f"{algo}-torch-seed{seed}"
-        )
-    out = Path(out)
-    if previous is None and (out / CONFIG_FILE).exists():
-        raise ValueError(f"{out} already holds a run; pass --resume {out} or another --out")
-    check_writable(out, "--out")
-    out.mkdir(parents=True, exist_ok=True)
-    host.configure(torch_device, threads)
-
-    per_rollout = ppo_cfg.n_steps * n_envs
-    done_steps = int(previous["steps"]) if previous else 0
-    rollouts = math.ceil((steps - done_steps) / per_rollout)
-    target = done_steps + rollouts * per_rollout
-    if target != steps:
+    plan = resolve(
+        env_id, algo, steps, seed, out, n_envs, device, threads, num_workers, config_file,
+        overrides, resume, command,
+    )  # fmt: skip
+    if plan.target != steps:
         log(
-            f"note: {steps} steps is not a whole number of rollouts of {per_rollout} "
-            f"({ppo_cfg.n_steps} steps x {n_envs} envs); training {target} steps"
+            f"note: {steps} steps is not a whole number of rollouts of {plan.per_rollout} "
+            f"({plan.ppo_cfg.n_steps} steps x {plan.n_envs} envs); training {plan.target} steps"
         )
-
-    env = make_vector_env(env_id, cfg, n_envs, torch_device, num_workers)
-    trainer = PPO(env, ppo_cfg, seed=seed, frame_stack=cfg.frame_stack)
-    if state is not None:
-        trainer.load_state_dict(state)
-    trainer.start(seed + done_steps if previous else seed)
-    curriculum = None
-    if cfg.curriculum is not None:
-        if not hasattr(env, "set_scrap_factor"):
-            raise ValueError(f"{env_id} has no scrap factor for the config's curriculum")
-        factor = ((previous or {}).get("curriculum_state") or {}).get("scrap_factor")
-        curriculum = _Curriculum(env, cfg.curriculum, factor)
-
-    evaluations: list[dict[str, Any]] = []
-    if previous is not None and (out / EVALUATIONS_FILE).is_file():
-        old = json.loads((out / EVALUATIONS_FILE).read_text())["evaluations"]
-        evaluations = [row for row in old if row["timesteps"] <= done_steps]
-    writer = _tensorboard(out, tensorboard)
-    bar = _progress(target, done_steps, progress_bar)
-
-    def artifact_config(num_steps: int) -> dict[str, Any]:
-        return {
-            "format": ARTIFACT_FORMAT,
-            "format_version": ARTIFACT_FORMAT_VERSION,
-            "backend": "torch",
-            "algo": algo,
-            "env_id": env_id,
-            "env_kwargs": cfg.env_kwargs,
-            "frame_stack": cfg.frame_stack,
-            "seed": seed,
-            "steps": int(num_steps),
-            "target_steps": int(target),
-            "n_envs": n_envs,
-            "device": str(torch_device),
-            "num_workers": num_workers,
-            "threads": torch.get_num_threads(),
-            "algo_config": ppo_cfg.to_json(),
-            "policy": trainer.spec.to_json(),
-            "train_config": cfg.to_json(),
-            "config_sources": list(cfg.sources),
-            "curriculum_state": (
-                {"scrap_factor": curriculum.factor} if curriculum is not None else None
-            ),
-            "seeds": {
-                "train": f"[0, {TRAIN_SEED_LIMIT}): instance i starts at seed + i",
-                "eval_base": EVAL_SEED_BASE,
-            },
-            "command": command,
-            "resumed_from": str(source) if source is not None else None,
-            "versions": {
-                "torch": torch.__version__,
-                "gymnasium": gym.__version__,
-                "python": platform.python_version(),
-            },
-            "saved_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        }
-
-    def payload() -> dict[str, Any]:
-        return policy_payload(trainer.policy, trainer.obs_norm, cfg.frame_stack, algo)
-
-    def evaluate() -> dict[str, Any]:
-        agent = TorchPolicyAgent(payload())
-        episodes = run_episodes(agent, env_id, cfg.env_kwargs, eval_seeds(cfg.eval_episodes))
-        row = {"timesteps": trainer.steps_done, **summarize(episodes), "episodes": episodes}
-        return row
-
-    def save_checkpoint() -> None:
-        folder = out / "checkpoints" / f"step_{trainer.steps_done}"
-        tmp = out / "checkpoints" / f".step_{trainer.steps_done}.{os.getpid()}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        save_policy(tmp / POLICY_FILE, payload())
-        torch.save(trainer.state_dict(), tmp / TRAINER_FILE)
-        write_json(tmp / CONFIG_FILE, artifact_config(trainer.steps_done))
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
-
-    def write_evaluations() -> None:
-        write_json(
-            out / EVALUATIONS_FILE,
-            {
-                "env_id": env_id,
-                "algo": algo,
-                "seed": seed,
-                "backend": "torch",
-                "evaluations": evaluations,
-            },
-        )
-
-    next_eval = (done_steps // cfg.eval_every + 1) * cfg.eval_every if cfg.eval_every else None
-    next_ckpt = (
-        (done_steps // cfg.checkpoint_every + 1) * cfg.checkpoint_every
-        if cfg.checkpoint_every
-        else None
-    )
-    train_start = time.perf_counter()
-    eval_seconds = 0.0
-    try:
-        while trainer.steps_done < target:
-            trainer.collect()
-            stats = trainer.update(progress=trainer.steps_done / target)
-            episodes = trainer.drain_episodes()
-            if curriculum is not None:
-                curriculum.after_rollout(episodes.returns)
-            step = trainer.steps_done
-            if bar is not None:
-                bar.update(per_rollout)
-                if episodes.returns:
-                    bar.set_postfix(ret=f"{np.mean(episodes.returns):.1f}", refresh=False)
-            if writer is not None:
-                for key, value in stats.items():
-                    writer.add_scalar(f"train/{key}", value, step)
-                if episodes.returns:
-                    writer.add_scalar("rollout/ep_return", float(np.mean(episodes.returns)), step)
-                if curriculum is not None:
-                    writer.add_scalar("curriculum/scrap_factor", curriculum.factor, step)
-            if next_eval is not None and step >= next_eval:
-                t0 = time.perf_counter()
-                row = evaluate()
-                eval_seconds += time.perf_counter() - t0
-                evaluations.append(row)
-                write_evaluations()
-                if writer is not None:
-                    writer.add_scalar("eval/mean_return", row["mean_return"], step)
-                while next_eval <= step:
-                    next_eval += cfg.eval_every
-            if next_ckpt is not None and step >= next_ckpt:
-                save_checkpoint()
-                while next_ckpt <= step:
-                    next_ckpt += cfg.checkpoint_every
-    except KeyboardInterrupt:
-        if trainer.steps_done > done_steps:
-            save_checkpoint()
-            log(
-                f"interrupted at {trainer.steps_done} steps; checkpoint saved. Resume with: "
-                f"gymforge train --backend torch --resume {out} --steps {steps}"
-            )
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
-        if writer is not None:
-            writer.close()
-        env.close()
-    train_seconds = time.perf_counter() - train_start - eval_seconds
-    if cfg.eval_every and (not evaluations or evaluations[-1]["timesteps"] != trainer.steps_done):
-        evaluations.append(evaluate())
-    save_policy(out / POLICY_FILE, payload())
-    write_evaluations()
-    final = artifact_config(trainer.steps_done)
-    final["wall_s"] = round(time.perf_counter() - start_time, 3)
-    final["train_steps_per_s"] = round((trainer.steps_done - done_steps) / train_seconds, 1)
-    final["timings_s"] = {k: round(v, 3) for k, v in trainer.timings.as_dict().items()}
-    write_json(out / CONFIG_FILE, final)
-    return TrainResult(
-        out,
-        trainer.steps_done,
-        evaluations,
-        final["wall_s"],
-        final["train_steps_per_s"],
-        final["timings_s"],
-    )
+    run = build(plan, tensorboard, progress_bar)
+    train_seconds = loop(plan, run, log)
+    return finish(plan, run, train_seconds, start_time)

@@ -187,8 +187,8 @@ def load_model(path: str | Path, action_space: Any = None, device: str = "cpu") 
     ``action_space`` is the env's (default: built from the run's ``config.json``): the policy is
     rebuilt for it (:mod:`gymforge.baselines.sb3.zip_reader`).
     """
-    from gymforge.baselines.sb3.envs import make_single_env
     from gymforge.baselines.sb3.zip_reader import load_policy
+    from gymforge.baselines.training.evaluation import make_single_env
 
     model_path, _ = resolve_artifact(path)
     config = read_artifact_config(path)

@@ -10,8 +10,10 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from gymforge.baselines.sb3.agent import SB3Agent
-from gymforge.baselines.sb3.config import Curriculum
-from gymforge.baselines.sb3.evaluation import eval_seeds, run_episodes, summarize
+from gymforge.baselines.training.checkpoints import Schedule
+from gymforge.baselines.training.config import Curriculum
+from gymforge.baselines.training.evaluation import run_episodes, summarize
+from gymforge.baselines.training.seeds import eval_seeds
 
 
 class ScrapFactorCurriculum(BaseCallback):
@@ -83,11 +85,10 @@ class PeriodicEvaluation(BaseCallback):
         self.recurrent = recurrent
         self.history = history
         self.on_result = on_result
-        self._next = 0
+        self._schedule = Schedule(every, None)
 
     def _on_training_start(self) -> None:
-        done = self.model.num_timesteps
-        self._next = (done // self.every + 1) * self.every
+        self._schedule = Schedule.after(self.model.num_timesteps, self.every)
 
     def evaluate(self) -> dict[str, Any]:
         agent = SB3Agent(self.model, self.frame_stack, self.recurrent)
@@ -97,15 +98,13 @@ class PeriodicEvaluation(BaseCallback):
         return row
 
     def _on_step(self) -> bool:
-        if self.model.num_timesteps >= self._next:
+        if self._schedule.due(self.model.num_timesteps):
             row = self.evaluate()
             self.history.append(row)
             self.logger.record("eval/mean_return", row["mean_return"])
             self.logger.record("eval/std_return", row["std_return"])
             if self.on_result is not None:
                 self.on_result(self.history)
-            while self._next <= self.model.num_timesteps:
-                self._next += self.every
         return True
 
 
@@ -116,15 +115,12 @@ class Checkpoints(BaseCallback):
         super().__init__()
         self.every = every
         self.save = save
-        self._next = 0
+        self._schedule = Schedule(every, None)
 
     def _on_training_start(self) -> None:
-        done = self.model.num_timesteps
-        self._next = (done // self.every + 1) * self.every
+        self._schedule = Schedule.after(self.model.num_timesteps, self.every)
 
     def _on_step(self) -> bool:
-        if self.model.num_timesteps >= self._next:
+        if self._schedule.due(self.model.num_timesteps):
             self.save()
-            while self._next <= self.model.num_timesteps:
-                self._next += self.every
         return True

@@ -11,11 +11,13 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Callable
 
 from gymforge.baselines.sb3.algorithms import ALGORITHMS
+from gymforge.baselines.training.cli import add_run_options, report, run_options
+
+#: the options of this trainer that ``train`` takes as they are (the shared ones: ``run_options``)
+SB3_OPTIONS = ("vectorized", "device", "policy_device", "verbose", "save_replay_buffer")
 
 
 def build_parser(env_id: str, algo: str) -> argparse.ArgumentParser:
@@ -31,18 +33,7 @@ def build_parser(env_id: str, algo: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--device", default="cpu", help="torch device of the vectorized env")
     parser.add_argument("--policy-device", default="cpu", help="torch device of the policy")
-    parser.add_argument("--config", metavar="FILE", help="YAML/JSON overriding the task defaults")
-    parser.add_argument("--out", metavar="DIR", help="run folder (default runs/ID/ALGO-seedS)")
-    parser.add_argument("--resume", metavar="DIR", help="continue a run folder or checkpoint")
-    parser.add_argument("--eval-every", type=int, metavar="N", help="held-out eval interval")
-    parser.add_argument("--eval-episodes", type=int, metavar="K", help="episodes per evaluation")
-    parser.add_argument("--checkpoint-every", type=int, metavar="N", help="checkpoint interval")
-    parser.add_argument(
-        "--progress-bar",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="show a progress bar (default: when stderr is a terminal)",
-    )
+    add_run_options(parser, "runs/ID/ALGO-seedS", "held-out eval interval")
     parser.add_argument(
         "--save-replay-buffer", action="store_true", help="DQN/SAC: keep the final replay buffer"
     )
@@ -50,27 +41,6 @@ def build_parser(env_id: str, algo: str) -> argparse.ArgumentParser:
     parser.add_argument("--verbose", type=int, default=0, help="SB3 verbosity (0, 1, 2)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
-
-
-def config_overrides(args: argparse.Namespace) -> dict:
-    """The config overrides of ``--eval-every``, ``--eval-episodes`` and ``--checkpoint-every``
-    (in the config-file schema); with ``--resume`` none of them, nor ``--config``/``--n-envs``,
-    may be given."""
-    overrides: dict = {}
-    if args.eval_every is not None or args.eval_episodes is not None:
-        overrides["eval"] = {
-            k: v
-            for k, v in (("every", args.eval_every), ("episodes", args.eval_episodes))
-            if v is not None
-        }
-    if args.checkpoint_every is not None:
-        overrides["checkpoint_every"] = args.checkpoint_every
-    if args.resume is not None and (args.config is not None or overrides or args.n_envs):
-        raise ValueError(
-            "--resume continues a run with its own settings; drop --config, --n-envs, "
-            "--eval-every, --eval-episodes and --checkpoint-every"
-        )
-    return overrides
 
 
 def run_cli(env_id: str, algo: str, argv: list[str]) -> int:
@@ -86,45 +56,15 @@ def run_cli(env_id: str, algo: str, argv: list[str]) -> int:
     from gymforge.baselines.ondevice.host import keep_freed_memory
 
     keep_freed_memory()  # large update temporaries reuse heap pages (see ondevice.host)
-    overrides = config_overrides(args)
-    progress = sys.stderr.isatty() if args.progress_bar is None else args.progress_bar
-    result = train(
-        env_id,
-        algo,
-        args.steps,
-        seed=args.seed,
-        out=args.out,
-        n_envs=args.n_envs,
-        vectorized=args.vectorized,
-        device=args.device,
-        policy_device=args.policy_device,
-        config_file=args.config,
-        overrides=overrides or None,
-        resume=args.resume,
-        progress_bar=progress,
-        verbose=args.verbose,
-        save_replay_buffer=args.save_replay_buffer,
-        command=["gymforge", "train", env_id, "--algo", algo, *argv],
+    command = ["gymforge", "train", env_id, "--algo", algo, *argv]
+    sb3_options = {name: getattr(args, name) for name in SB3_OPTIONS}
+    result = train(**run_options(args, env_id, algo, command), **sb3_options)
+    report(
+        result,
+        args.json,
+        f"trained {algo} on {env_id} for {result.steps} steps in {result.wall_s:.1f} s",
+        f"saved to {result.out}/model.zip (+ config.json)",
     )
-    last = result.evaluations[-1] if result.evaluations else None
-    summary = {
-        "out": str(result.out),
-        "steps": result.steps,
-        "wall_s": result.wall_s,
-        "last_eval": {k: last[k] for k in ("timesteps", "mean_return", "std_return")}
-        if last
-        else None,
-    }
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        print(f"trained {algo} on {env_id} for {result.steps} steps in {result.wall_s:.1f} s")
-        if last:
-            print(
-                f"held-out eval at {last['timesteps']} steps: "
-                f"{last['mean_return']:.2f} ± {last['std_return']:.2f}"
-            )
-        print(f"saved to {result.out}/model.zip (+ config.json)")
     return 0
 
 

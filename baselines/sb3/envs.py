@@ -1,10 +1,11 @@
-"""Training and evaluation envs for SB3 runs, with training seeds disjoint from evaluation ones.
+"""Training envs for SB3 runs, with training seeds disjoint from evaluation ones.
 
-Seeds: a run with seed ``S`` and ``K`` training envs resets env ``i`` first with seed ``S + i``
-and later draws every episode's seed from a generator seeded by ``(S, i, start step)`` in
-``[0, TRAIN_SEED_LIMIT)`` (the torch vector env instead continues instance ``i``'s own counter
-stream, seeded ``S + i``). Held-out evaluation uses ``EVAL_SEED_BASE + k``, outside that range,
-so no evaluation episode was ever seen in training.
+Seeds (ranges in :mod:`gymforge.baselines.training.seeds`): a run with seed ``S`` and ``K``
+training envs resets env ``i`` first with seed ``S + i`` and later draws every episode's seed
+from a generator seeded by ``(S, i, start step)`` in ``[0, TRAIN_SEED_LIMIT)`` (the torch vector
+env instead continues instance ``i``'s own counter stream, seeded ``S + i``). Held-out
+evaluation uses ``EVAL_SEED_BASE + k``, outside that range, so no evaluation episode was ever
+seen in training.
 """
 
 from __future__ import annotations
@@ -15,11 +16,9 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecFrameStack, VecMonitor
 
+from gymforge.baselines.training.evaluation import make_single_env
+from gymforge.baselines.training.seeds import TRAIN_SEED_LIMIT
 from gymforge.registry import get_spec
-
-#: training seeds lie in [0, TRAIN_SEED_LIMIT); held-out evaluation seeds start at EVAL_SEED_BASE.
-TRAIN_SEED_LIMIT = 2**62
-EVAL_SEED_BASE = 2**62
 
 
 class TrainingSeeds(gym.Wrapper):
@@ -40,23 +39,6 @@ class TrainingSeeds(gym.Wrapper):
         if seed is None:
             seed = int(self._seed_rng.integers(0, TRAIN_SEED_LIMIT))
         return self.env.reset(seed=seed, options=options)
-
-
-def check_train_seed(seed: int, n_envs: int) -> int:
-    """``seed`` as an int such that ``seed + n_envs - 1`` stays in the training range."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an int, got {seed!r}")
-    if not 0 <= int(seed) <= TRAIN_SEED_LIMIT - n_envs:
-        raise ValueError(
-            f"seed must be in [0, {TRAIN_SEED_LIMIT - n_envs}] (training seeds stay below "
-            f"2**62; evaluation seeds start there), got {seed}"
-        )
-    return int(seed)
-
-
-def make_single_env(env_id: str, env_kwargs: dict[str, Any]) -> gym.Env:
-    """``gym.make(env_id, **env_kwargs)``."""
-    return gym.make(env_id, **env_kwargs)
 
 
 def make_train_env(

@@ -16,20 +16,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import os
-import platform
-import shutil
 import sys
 import time
 import zipfile
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import torch
 from gymnasium import spaces
 
 from gymforge.baselines.sb3.agent import (
@@ -42,37 +36,18 @@ from gymforge.baselines.sb3.agent import (
 )
 from gymforge.baselines.sb3.algorithms import check_spaces, get_algorithm
 from gymforge.baselines.sb3.callbacks import Checkpoints, PeriodicEvaluation, ScrapFactorCurriculum
-from gymforge.baselines.sb3.config import TrainConfig, from_mapping, load_config
-from gymforge.baselines.sb3.envs import (
-    EVAL_SEED_BASE,
-    TRAIN_SEED_LIMIT,
-    check_train_seed,
-    make_single_env,
-    make_train_env,
-)
+from gymforge.baselines.sb3.config import from_mapping, load_config
+from gymforge.baselines.sb3.envs import make_train_env
+from gymforge.baselines.training import runs
+from gymforge.baselines.training.checkpoints import checkpoint_folders, write_checkpoint
+from gymforge.baselines.training.config import TrainConfig
+from gymforge.baselines.training.evaluation import make_single_env
+from gymforge.baselines.training.runs import TrainResult, write_json
+from gymforge.baselines.training.seeds import check_train_seed
 from gymforge.core.devices import check_device
-from gymforge.core.outputs import check_writable
 from gymforge.registry import get_spec
 
-EVALUATIONS_FILE = "evaluations.json"
 REPLAY_FILE = "replay_buffer.pkl"
-
-
-@dataclass
-class TrainResult:
-    """What :func:`train` produced."""
-
-    out: Path
-    steps: int
-    evaluations: list[dict[str, Any]] = field(default_factory=list)
-    wall_s: float = 0.0
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (temporary file in the same folder, then rename)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
 
 
 def _save_model(model: Any, path: Path) -> None:
@@ -103,7 +78,7 @@ def _latest_artifact(path: Path) -> Path:
     or truncated ones are skipped, each named on stderr."""
     candidates = []
     corrupt = []
-    for folder in [path, *sorted((path / "checkpoints").glob("step_*"))]:
+    for folder in [path, *reversed(checkpoint_folders(path, (MODEL_FILE, CONFIG_FILE)))]:
         if (folder / MODEL_FILE).is_file() and (folder / CONFIG_FILE).is_file():
             try:
                 candidates.append((_artifact_steps(folder), folder))
@@ -119,8 +94,10 @@ def _latest_artifact(path: Path) -> Path:
     return max(candidates, key=lambda c: c[0])[1]
 
 
-def _run_root(folder: Path) -> Path:
-    return folder.parent.parent if folder.parent.name == "checkpoints" else folder
+def _resume_source(path: Path) -> tuple[Path, dict[str, Any], None]:
+    """The artifact ``--resume`` names (a run folder's newest, or a model) and its config."""
+    source = _latest_artifact(path) if path.is_dir() else resolve_artifact(path)[0].parent
+    return source, read_artifact_config(source), None
 
 
 def rounded_steps(model: Any, steps: int) -> str | None:
@@ -155,8 +132,7 @@ def _check_request(
     if env_id not in gym.registry:
         get_spec(env_id)  # raises, listing the registered gymforge ids
     algo = get_algorithm(algo_name)
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    runs.check_count("steps", steps)
     check_train_seed(seed, cfg.n_envs)
     env = make_single_env(env_id, cfg.env_kwargs)
     try:
@@ -215,48 +191,23 @@ def train(
     previous: dict[str, Any] | None = None
     source: Path | None = None
     if resume is not None:
-        resume = Path(resume)
-        if not resume.exists():
-            raise ValueError(f"--resume: {resume} does not exist")
-        source = _latest_artifact(resume) if resume.is_dir() else resolve_artifact(resume)[0].parent
-        previous = read_artifact_config(source)
-        for name, given in (("env id", env_id), ("algo", algo)):
-            key = "env_id" if name == "env id" else "algo"
-            if given is not None and given != previous[key]:
-                raise ValueError(
-                    f"--resume: the run at {source} trained {name} {previous[key]!r}, not {given!r}"
-                )
+        source, previous, _ = runs.resumed_run(resume, _resume_source, env_id, algo, steps)
         env_id, algo, seed = previous["env_id"], previous["algo"], int(previous["seed"])
         cfg = from_mapping(previous["train_config"], (str(source / CONFIG_FILE),))
         vectorized, device = bool(previous["vectorized"]), previous.get("env_device", device)
-        if steps <= previous["steps"]:
-            raise ValueError(
-                f"steps must exceed the {previous['steps']} steps already trained at {source}, "
-                f"got {steps}"
-            )
     else:
         if env_id is None or algo is None:
             raise ValueError("env_id and algo are required unless resuming")
         cfg = load_config(env_id, config_file, overrides, vectorized=vectorized)
         if n_envs is not None:
-            if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
-                raise ValueError(f"n_envs must be an int >= 1, got {n_envs!r}")
+            runs.check_count("n_envs", n_envs)
             cfg = from_mapping({**cfg.to_json(), "n_envs": n_envs}, cfg.sources)
     assert env_id is not None and algo is not None
     _check_request(env_id, algo, steps, cfg, seed, vectorized)
     check_device(device, "--device")
     check_device(policy_device, "--policy-device")
     algorithm = get_algorithm(algo)
-    if out is None:
-        out = (
-            _run_root(source)
-            if source is not None
-            else Path("runs") / env_id / f"{algo}-seed{seed}"
-        )
-    out = Path(out)
-    if previous is None and (out / CONFIG_FILE).exists():
-        raise ValueError(f"{out} already holds a run; pass --resume {out} or another --out")
-    check_writable(out, "--out")
+    out = runs.run_folder(out, source, Path("runs") / env_id / f"{algo}-seed{seed}")
 
     done_steps = int(previous["steps"]) if previous else 0
     venv = make_train_env(
@@ -297,16 +248,10 @@ def train(
         )
     out.mkdir(parents=True, exist_ok=True)
 
-    evaluations: list[dict[str, Any]] = []
-    if previous is not None and (out / EVALUATIONS_FILE).is_file():
-        old = json.loads((out / EVALUATIONS_FILE).read_text())["evaluations"]
-        evaluations = [row for row in old if row["timesteps"] <= done_steps]
+    evaluations = runs.previous_evaluations(out, previous is not None, done_steps)
 
-    def write_evaluations(history: list[dict[str, Any]]) -> None:
-        write_json(
-            out / EVALUATIONS_FILE,
-            {"env_id": env_id, "algo": algo, "seed": seed, "evaluations": history},
-        )
+    def save_evaluations(history: list[dict[str, Any]]) -> None:
+        runs.write_evaluations(out, {"env_id": env_id, "algo": algo, "seed": seed}, history)
 
     curriculum = None
     if cfg.curriculum is not None:
@@ -314,57 +259,43 @@ def train(
         curriculum = ScrapFactorCurriculum(cfg.curriculum, state.get("scrap_factor"))
 
     def artifact_config(num_timesteps: int) -> dict[str, Any]:
+        record = runs.run_record(
+            algo=algo,
+            env_id=env_id,
+            cfg=cfg,
+            seed=seed,
+            steps=num_timesteps,
+            target_steps=steps,
+            n_envs=cfg.n_envs,
+            scrap_factor=curriculum.factor if curriculum is not None else None,
+            seed_unit="env",
+            command=command,
+            source=source,
+        )
+        record["versions"].update(
+            gymforge=_package_version(),
+            stable_baselines3=_version("stable_baselines3"),
+            sb3_contrib=_version("sb3_contrib"),
+        )
         return {
+            **record,
             "format": ARTIFACT_FORMAT,
             "format_version": ARTIFACT_FORMAT_VERSION,
-            "algo": algo,
             "algo_class": algorithm.entry_point,
             "policy": algorithm.policy_for(model.observation_space),
-            "env_id": env_id,
-            "env_kwargs": cfg.env_kwargs,
-            "frame_stack": cfg.frame_stack,
-            "seed": seed,
-            "steps": int(num_timesteps),
-            "target_steps": int(steps),
-            "n_envs": cfg.n_envs,
             "vectorized": vectorized,
             "env_device": device,
             "algo_kwargs": kwargs if previous is None else previous["algo_kwargs"],
-            "train_config": cfg.to_json(),
-            "config_sources": list(cfg.sources),
-            "curriculum_state": (
-                {"scrap_factor": curriculum.factor} if curriculum is not None else None
-            ),
-            "seeds": {
-                "train": f"[0, {TRAIN_SEED_LIMIT}): env i starts at seed + i",
-                "eval_base": EVAL_SEED_BASE,
-            },
-            "command": command,
-            "resumed_from": str(source) if source is not None else None,
-            "versions": {
-                "gymforge": _package_version(),
-                "stable_baselines3": _version("stable_baselines3"),
-                "sb3_contrib": _version("sb3_contrib"),
-                "torch": torch.__version__,
-                "gymnasium": gym.__version__,
-                "python": platform.python_version(),
-            },
-            "saved_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
 
-    def save_checkpoint() -> Path:
-        folder = out / "checkpoints" / f"step_{model.num_timesteps}"
-        tmp = out / "checkpoints" / f".step_{model.num_timesteps}.{os.getpid()}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        model.save(str(tmp / MODEL_FILE))
+    def fill_checkpoint(folder: Path) -> None:
+        model.save(str(folder / MODEL_FILE))
         if algorithm.off_policy:
-            model.save_replay_buffer(str(tmp / REPLAY_FILE))
-        write_json(tmp / CONFIG_FILE, artifact_config(model.num_timesteps))
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
-        return folder
+            model.save_replay_buffer(str(folder / REPLAY_FILE))
+        write_json(folder / CONFIG_FILE, artifact_config(model.num_timesteps))
+
+    def save_checkpoint() -> Path:
+        return write_checkpoint(out, model.num_timesteps, fill_checkpoint)
 
     callbacks: list[Any] = []
     if curriculum is not None:
@@ -379,7 +310,7 @@ def train(
                 cfg.frame_stack,
                 algorithm.recurrent,
                 evaluations,
-                write_evaluations,
+                save_evaluations,
             )
         )
     if cfg.checkpoint_every > 0:
@@ -403,7 +334,7 @@ def train(
         os.replace(tmp, out / REPLAY_FILE)
     final = artifact_config(model.num_timesteps)
     final["wall_s"] = round(time.perf_counter() - start_time, 3)
-    write_evaluations(evaluations)
+    save_evaluations(evaluations)
     write_json(out / CONFIG_FILE, final)
     return TrainResult(out, int(model.num_timesteps), evaluations, final["wall_s"])
 

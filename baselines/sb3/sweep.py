@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.baselines.sb3.algorithms import get_algorithm
-from gymforge.baselines.sb3.config import check_file, read_file
+from gymforge.baselines.sb3.config import check_file
+from gymforge.baselines.training.files import read_file
 from gymforge.core.limits import check_workers
 from gymforge.core.outputs import check_writable
 
@@ -273,8 +274,10 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
 
     torch.set_num_threads(1)
     from gymforge.baselines.sb3.agent import load_agent
-    from gymforge.baselines.sb3.evaluation import eval_seeds, run_episodes, summarize
-    from gymforge.baselines.sb3.run import train, write_json
+    from gymforge.baselines.sb3.run import train
+    from gymforge.baselines.training.evaluation import run_episodes, summarize
+    from gymforge.baselines.training.runs import write_json
+    from gymforge.baselines.training.seeds import eval_seeds
 
     out = Path(job["out"])
     done = out / RESULT_FILE

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gymforge.baselines.sb3.config import CONFIG_DIR, SCHEMA_VERSION, load_config, read_file
+from gymforge.baselines.sb3.config import load_config
+from gymforge.baselines.training.config import CONFIG_DIR, SCHEMA_VERSION
+from gymforge.baselines.training.files import read_file
 from gymforge.cli import main
 from gymforge.registry import all_specs
 

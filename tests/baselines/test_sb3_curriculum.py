@@ -6,8 +6,8 @@ import pytest
 from stable_baselines3 import PPO
 
 from gymforge.baselines.sb3.callbacks import ScrapFactorCurriculum
-from gymforge.baselines.sb3.config import Curriculum
 from gymforge.baselines.sb3.envs import make_train_env
+from gymforge.baselines.training.config import Curriculum
 
 ENV = "LineFlow-ComplexLine-v0"
 SHORT = {"horizon": 50.0}  # 50-step episodes: two envs finish two episodes per 100-step rollout

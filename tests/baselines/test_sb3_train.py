@@ -10,8 +10,8 @@ import pytest
 
 from gymforge.baselines.sb3 import load_agent
 from gymforge.baselines.sb3.agent import SB3Agent
-from gymforge.baselines.sb3.evaluation import run_episodes
 from gymforge.baselines.sb3.run import train
+from gymforge.baselines.training.evaluation import run_episodes
 from gymforge.cli import main
 
 PROBE = "Probe-Match-v0"

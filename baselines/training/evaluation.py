@@ -1,18 +1,23 @@
-"""Deterministic episodes of an :class:`SB3Agent` on held-out seeds."""
+"""Held-out evaluation of a policy under training: deterministic episodes on the exact engine.
+
+Both backends evaluate the same way (one ``gym.make`` env, one episode per held-out seed,
+through :func:`gymforge.agents.episode.run_episode`) so that their ``evaluations.json`` rows
+compare; only the agent differs (an SB3 model or an on-device policy).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from gymforge.agents.episode import run_episode
-from gymforge.baselines.sb3.envs import EVAL_SEED_BASE, make_single_env
 
 
-def eval_seeds(episodes: int, offset: int = 0) -> list[int]:
-    """The held-out seeds ``EVAL_SEED_BASE + offset + k`` for ``k < episodes``."""
-    return [EVAL_SEED_BASE + offset + k for k in range(episodes)]
+def make_single_env(env_id: str, env_kwargs: dict[str, Any]) -> gym.Env:
+    """``gym.make(env_id, **env_kwargs)``."""
+    return gym.make(env_id, **env_kwargs)
 
 
 def run_episodes(
