@@ -39,7 +39,7 @@ import torch
 import gymforge  # noqa: F401 - registers the ids
 from benchmarks.common import command_line, machine_info, write_atomic, write_json
 from gymforge.agents.cmab.clcb import clcb, clcb_from_statistics
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.cmab.cascade import CascadeProblem
 from gymforge.envs.cmab.collect import collect
 from gymforge.envs.cmab.datasets import load_dataset

@@ -34,9 +34,9 @@ import numpy as np
 import torch
 
 from gymforge.core.datasets import write_dataset
+from gymforge.core.instance_rng import InstanceRNG, hash_uint32, seed_key
 from gymforge.core.limits import check_memory
 from gymforge.core.outputs import check_writable
-from gymforge.core.seeding import InstanceRNG, hash_uint32, seed_key
 from gymforge.envs.cmab.logging_policies import ADAPTIVE, POLICIES, check_policy, propose
 from gymforge.envs.cmab.problem import Params, Problem, check_int, instance_params, params_hash
 

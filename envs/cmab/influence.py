@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from gymforge.core.extras import require
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.cmab.loaders import read_edge_list
 from gymforge.envs.cmab.problem import Feedback, Params, Problem, check_int, check_unit_range
 from gymforge.envs.cmab.super_arms import ids_to_mask

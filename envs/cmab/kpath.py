@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.cmab.problem import Feedback, Params, Problem, check_int
 
 

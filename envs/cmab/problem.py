@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 
 Params = dict[str, torch.Tensor]
 Feedback = dict[str, torch.Tensor]

@@ -4,7 +4,7 @@ The version-0 draws give every instance its own ``torch.Generator`` and keep its
 memory: a Python loop over the instances at reset, ``2N x 1024`` normals per instance (1 GiB of
 noise at B = 1024 with the defaults), and different numbers on CPU and GPU. Here everything is
 drawn for the whole batch at once from the env's counter-based per-instance streams
-(:class:`~gymforge.core.seeding.InstanceRNG`):
+(:class:`~gymforge.core.instance_rng.InstanceRNG`):
 
 - the confounder and main-effect uniforms, as before one per sample;
 - each pass's shuffled order, as the stable argsort of one uniform key per sample;
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.confounders.config import IMAGE_SIZE
 
 PIXELS = IMAGE_SIZE * IMAGE_SIZE

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import torch
 
 from gymforge.core.devices import check_device
-from gymforge.core.seeds import validate_seed
+from gymforge.core.reset_seeds import validate_seed
 from gymforge.envs.confounders.config import IMAGE_SIZE, StreamConfig, SyntheticConfig
 from gymforge.envs.confounders.schedules import PAPER_SHIFTS
 from gymforge.envs.confounders.synthetic import draw_base, effects, quadrant_templates, render

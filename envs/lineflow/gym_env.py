@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gymforge.core.reset_options import check_reset_options
-from gymforge.core.seeds import MAX_SEED, validate_seed
+from gymforge.core.reset_seeds import MAX_SEED, validate_seed
 from gymforge.envs.lineflow.features import action_nvec, action_slots, observation_features
 from gymforge.envs.lineflow.history import StateHistory
 from gymforge.envs.lineflow.rewards import check_scrap_factor, make_reward

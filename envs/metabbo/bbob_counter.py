@@ -3,7 +3,7 @@
 :func:`~.bbob.random_instances` gives every instance its own CPU ``torch.Generator``, which
 needs a Python loop over the instances and a host round trip at every reset. Here the same
 distribution is drawn in a few tensor operations on the instances' device: instance ``i`` reads
-the counter-based stream (:class:`~gymforge.core.seeding.InstanceRNG`) keyed by
+the counter-based stream (:class:`~gymforge.core.instance_rng.InstanceRNG`) keyed by
 ``100 seeds[i] + function_ids[i]``, so it depends neither on the rest of the batch nor on the
 device. The draws, in order of the stream's counter:
 
@@ -26,7 +26,7 @@ import math
 import torch
 from torch import Tensor
 
-from gymforge.core.seeding import InstanceRNG, seed_key
+from gymforge.core.instance_rng import InstanceRNG, seed_key
 from gymforge.envs.metabbo.bbob_instances import (
     GALLAGHER_PEAKS,
     SCHWEFEL_HALF_OPT,

@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from gymforge.core.host_guards import guards_enabled
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.metabbo.de_config import (
     BOUND_HANDLINGS,
     CONTROLLED,

@@ -1,4 +1,4 @@
-"""Several uniform draws of an :class:`~gymforge.core.seeding.InstanceRNG` in one pass.
+"""Several uniform draws of an :class:`~gymforge.core.instance_rng.InstanceRNG` in one pass.
 
 A DE generation draws a few uniform tensors in a row (donor indices, crossover start and run
 length, random bound repairs). :func:`uniforms` returns exactly what the same sequence of
@@ -7,7 +7,7 @@ hashes every draw in one pass over one ``[B, N]`` block, with the lane part of t
 32-bit integers (the hash is 32-bit arithmetic; int64 tensors only hold it). So it is the same
 random stream, computed with fewer and cheaper tensor operations.
 
-The hash is :mod:`gymforge.core.seeding`'s (MurmurHash3's finaliser over ``(key, counter,
+The hash is :mod:`gymforge.core.instance_rng`'s (MurmurHash3's finaliser over ``(key, counter,
 lane)``); ``tests/envs/metabbo/test_fast_paths.py`` checks the draws against ``rng.uniform``.
 """
 
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from gymforge.core import seeding
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core import instance_rng
+from gymforge.core.instance_rng import InstanceRNG
 
 __all__ = ["uniforms"]
 
@@ -32,7 +32,7 @@ def _layout(sizes: tuple[int, ...], device: torch.device) -> tuple[Tensor, list[
     """Mixed lanes of every draw side by side, ``[1, N]`` int32, and each draw's column range."""
     key = (sizes, device)
     if key not in _LAYOUTS:
-        lanes = [seeding._mixed_lanes(n, device) for n in sizes]
+        lanes = [instance_rng._mixed_lanes(n, device) for n in sizes]
         ends = torch.tensor(sizes).cumsum(0).tolist()
         spans = [(end - n, end) for n, end in zip(sizes, ends, strict=True)]
         _LAYOUTS[key] = (torch.cat(lanes, dim=1).to(torch.int32), spans)
@@ -60,15 +60,15 @@ def uniforms(
     else:
         step = where.long()
         counter = rng.counter[:, None] + step[:, None] * ks  # [B, S]: each draw's counter
-    # the per-(key, counter) half of the hash, as seeding._hash_mixed_lane computes it
-    mask = seeding._MASK32
+    # the per-(key, counter) half of the hash, as instance_rng._hash_mixed_lane computes it
+    mask = instance_rng._MASK32
     counter_mix = (counter & mask) * 0x165667B1 ^ ((counter >> 32) & mask) * 0xD3A2646C
-    head = seeding._fmix32(rng.key[:, None] ^ (counter_mix & mask)).to(torch.int32)  # [B, S]
+    head = instance_rng._fmix32(rng.key[:, None] ^ (counter_mix & mask)).to(torch.int32)  # [B, S]
     bits = torch.empty(b, lanes.shape[1], dtype=torch.int32, device=lanes.device)
     for s, (lo, hi) in enumerate(spans):
         torch.bitwise_xor(head[:, s : s + 1], lanes[:, lo:hi], out=bits[:, lo:hi])
     tmp = torch.empty_like(bits)
-    seeding._fmix32_int32_(bits, tmp)
+    instance_rng._fmix32_int32_(bits, tmp)
     # the 24 high bits, exactly representable in float32, scaled into [0, 1)
     bits.bitwise_right_shift_(8).bitwise_and_(0xFFFFFF)
     u = bits.to(torch.float32).mul_(1.0 / 16777216.0)

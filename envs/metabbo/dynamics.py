@@ -28,7 +28,7 @@ import torch
 from torch import Tensor
 
 from gymforge.core.host_guards import guards_enabled
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.metabbo import optimizer, pso
 from gymforge.envs.metabbo.bbob import BBOBInstances
 from gymforge.envs.metabbo.features import status_features

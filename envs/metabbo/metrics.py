@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.metabbo.bbob import BBOBInstances
 from gymforge.envs.metabbo.bbob import evaluate as evaluate_f
 from gymforge.envs.metabbo.gym_env import MetaBBOVecEnv

@@ -4,7 +4,7 @@ The low-level optimiser that a MetaBBO agent configures: ``B`` independent DE ru
 problem instance of a :class:`~gymforge.envs.metabbo.bbob.BBOBInstances` batch, each with its own
 hyperparameters every generation. Everything is a pure function of ``(config, problems, state,
 hyper, rng)``; nothing loops over instances, and instance ``i``'s run depends only on its own
-random stream (a :class:`~gymforge.core.seeding.InstanceRNG`), never on the rest of the batch.
+random stream (a :class:`~gymforge.core.instance_rng.InstanceRNG`), never on the rest of the batch.
 
 Notation: ``x_i`` the current (target) individual, ``x_best`` the best individual of the current
 population, ``x_r1, x_r2, ...`` distinct random individuals different from ``x_i``, ``x~_r2`` a
@@ -80,7 +80,7 @@ import torch
 from torch import Tensor
 
 from gymforge.core.host_guards import guards_enabled
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate, evaluate_finite
 from gymforge.envs.metabbo.de_config import (  # (re-exported: they were defined here)
     BOUND_HANDLINGS,

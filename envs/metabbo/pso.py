@@ -12,7 +12,7 @@ with ``r1, r2, r3`` uniform in ``[0, 1)`` per coordinate and ``v_max = 0.2 (uppe
 Every particle moves (ConfigX's ``inherit`` selection); personal and global bests keep the best
 value seen (NaN and infinities count as ``+inf``). Initial velocities are uniform in
 ``[-v_max, v_max]``. Instance ``i`` draws from its own stream of an
-:class:`~gymforge.core.seeding.InstanceRNG`, so a swarm does not depend on the batch.
+:class:`~gymforge.core.instance_rng.InstanceRNG`, so a swarm does not depend on the batch.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields
 import torch
 from torch import Tensor
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.metabbo.bbob import BBOBInstances, evaluate
 
 __all__ = ["PSOConfig", "PSOState", "initial_state", "step"]

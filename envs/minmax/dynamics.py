@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.minmax.config import GameConfig
 from gymforge.envs.minmax.games import Game
 

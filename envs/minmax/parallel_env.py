@@ -19,8 +19,8 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv, ParallelEnv
 
 from gymforge.core.devices import check_device
-from gymforge.core.seeding import InstanceRNG
-from gymforge.core.seeds import MAX_SEED, instance_seeds
+from gymforge.core.instance_rng import InstanceRNG
+from gymforge.core.reset_seeds import MAX_SEED, instance_seeds
 from gymforge.core.spaces import as_action_tensor, validate_batched_action
 from gymforge.envs.minmax import dynamics
 from gymforge.envs.minmax.config import GameConfig, check_positive

@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 
 #: smallest singular value of a drawn game (the largest is 1).
 SIGMA_MIN = 0.2

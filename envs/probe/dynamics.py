@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.probe.config import ProbeConfig
 from gymforge.envs.probe.types import ProbeState
 

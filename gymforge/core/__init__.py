@@ -10,8 +10,8 @@
   :mod:`~gymforge.core.shared_arrays`): one batch over worker processes;
 - :mod:`gymforge.core.spaces`, :mod:`gymforge.core.vector_options`,
   :mod:`gymforge.core.reset_options`: checks of actions, vector options and reset options;
-- :mod:`gymforge.core.seeding` (per-instance counter-based random streams, torch) and
-  :mod:`gymforge.core.seeds` (reset seeds checked and expanded per instance, torch-free);
+- :mod:`gymforge.core.instance_rng` (per-instance counter-based random streams, torch) and
+  :mod:`gymforge.core.reset_seeds` (reset seeds checked and expanded per instance, torch-free);
 - :mod:`gymforge.core.devices`, :mod:`gymforge.core.limits`, :mod:`gymforge.core.host_guards`:
   devices, memory and worker limits checked before work, and the engines' host-read switch;
 - :mod:`gymforge.core.datasets`, :mod:`gymforge.core.minari_folder`: offline data on disk;

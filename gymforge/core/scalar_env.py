@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from gymforge.core.reset_options import check_reset_options
-from gymforge.core.seeds import MAX_SEED, validate_seed
+from gymforge.core.reset_seeds import MAX_SEED, validate_seed
 from gymforge.core.vector_env import TorchVectorEnv
 
 

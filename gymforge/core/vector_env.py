@@ -44,10 +44,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gymforge.core.devices import check_device
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.core.limits import check_memory
 from gymforge.core.reset_options import check_reset_options
-from gymforge.core.seeding import InstanceRNG
-from gymforge.core.seeds import instance_seeds
+from gymforge.core.reset_seeds import instance_seeds
 from gymforge.core.spaces import CHECKED_SPACES, BatchedActionCheck, as_action_tensor
 from gymforge.core.vector_options import as_bool_mask, to_numpy
 

@@ -9,7 +9,7 @@ import torch
 from stable_baselines3 import PPO
 
 from gymforge.adapters.sb3 import as_sb3_vec_env
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.probe import ProbeEnv, ProbeVecEnv
 
 

@@ -28,7 +28,7 @@ from collections import OrderedDict
 
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.lineflow.batched.compaction import (
     _ALWAYS_READ,
     _ALWAYS_WRITTEN,

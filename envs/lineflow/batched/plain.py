@@ -13,7 +13,7 @@ from dataclasses import fields
 
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.lineflow.batched.state import (
     MAX_SWEEPS,
     LineState,

@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.lineflow.batched.compiled import (
     CompiledLine,
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.lineflow.batched.compiled import (
     EMPTY_TYPE,
 )

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.cmab.cascade import CascadeProblem
 from gymforge.envs.cmab.influence import InfluenceProblem
 from gymforge.envs.cmab.kpath import KPathProblem

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.lineflow.batched import compiled, engine, observe, phases, shortcuts, tensor_ops
 from gymforge.envs.lineflow.batched.vector_env import LineFlowVecEnv
 

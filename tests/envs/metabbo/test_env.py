@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import gymforge  # noqa: F401 - registers the ids
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.metabbo import dynamics
 from gymforge.envs.metabbo.bbob import BBOBInstances
 from gymforge.envs.metabbo.dynamics import MetaBBOConfig

@@ -42,7 +42,7 @@ def test_float32_threshold_compares_like_float64() -> None:
 
 @pytest.mark.parametrize("cr", [0.0, 0.4, 1.0])
 def test_exponential_crossover_matches_the_modular_formula(cr: float) -> None:
-    from gymforge.core.seeding import InstanceRNG
+    from gymforge.core.instance_rng import InstanceRNG
 
     b, p, d = 3, 30, 7
     config = opt.DEConfig(dimension=d, population_size=p, crossover="exponential")
@@ -143,7 +143,7 @@ def test_evaluate_fast_path_and_non_finite_rows() -> None:
 def test_fused_draws_equal_successive_uniform_calls(masked: bool) -> None:
     """draws.uniforms gives rng.uniform's numbers and counters (large counters, both key
     halves, empty draws included)."""
-    from gymforge.core.seeding import InstanceRNG
+    from gymforge.core.instance_rng import InstanceRNG
     from gymforge.envs.metabbo.draws import uniforms
 
     g = torch.Generator().manual_seed(4)
@@ -162,7 +162,7 @@ def test_fused_draws_equal_successive_uniform_calls(masked: bool) -> None:
 
 def test_de_generation_draws_its_uniforms_in_stream_order() -> None:
     """One fused draw per generation gives the modules the uniforms they drew one by one."""
-    from gymforge.core.seeding import InstanceRNG
+    from gymforge.core.instance_rng import InstanceRNG
 
     active = torch.tensor([True, False, True])
     for crossover, bound in (("exponential", "clip"), ("binomial", "controlled")):
@@ -370,7 +370,7 @@ def test_generation_temporaries_do_not_leak_into_states(mutation: str) -> None:
     """The donors, mutants and trials live in reused scratch buffers (and are changed in
     place): a returned state must not share memory with them, nor with its input state, so
     later generations leave earlier states untouched."""
-    from gymforge.core.seeding import InstanceRNG
+    from gymforge.core.instance_rng import InstanceRNG
 
     config = opt.DEConfig(dimension=4, population_size=12, mutation=mutation, selection="crowding")
     inst = random_instances([1, 2, 10], 4, [1, 2, 3])
@@ -427,7 +427,7 @@ def test_temporaries_above_the_cap_are_fresh_and_give_the_same_bits(
 ) -> None:
     """Large temporaries are fresh tensors (bounded memory), small ones scratch memory; a run
     computes the same bits either way."""
-    from gymforge.core.seeding import InstanceRNG
+    from gymforge.core.instance_rng import InstanceRNG
     from gymforge.envs.metabbo import workspace
 
     cpu = torch.device("cpu")

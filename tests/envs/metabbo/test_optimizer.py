@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import gymforge.envs.metabbo.optimizer as opt
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.metabbo import BBOBInstances, coco_instances, random_instances
 from gymforge.envs.metabbo.optimizer import (
     BOUND_HANDLINGS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gymforge.core.seeding import InstanceRNG
+from gymforge.core.instance_rng import InstanceRNG
 from gymforge.envs.metabbo import coco_instances, pso
 from gymforge.envs.metabbo.optimizer import (
     BOUND_HANDLINGS,

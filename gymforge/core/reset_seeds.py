@@ -1,4 +1,8 @@
-"""Seed validation and per-instance seed expansion, without torch (the SimPy engine uses it)."""
+"""The seeds a reset takes: checked, and expanded to one per instance of a batch.
+
+Torch-free (the SimPy LineFlow engine uses it too). The random streams that these seeds key in
+the batched engines are :mod:`gymforge.core.instance_rng`'s.
+"""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ computed with integer tensor ops that run the same on CPU and GPU.
 
 The hash is the 32-bit finaliser of MurmurHash3 applied over the key words; it is not
 cryptographic, but its output passes the usual uniformity checks and is ample for simulation.
+The seeds that key the streams are checked and expanded by :mod:`gymforge.core.reset_seeds`.
 """
 
 from __future__ import annotations
