@@ -41,6 +41,7 @@ from gymforge.leaderboards.files import (
     write_bytes_atomic,
 )
 from gymforge.leaderboards.protocol import Protocol, load_protocol
+from gymforge.leaderboards.results import check_results
 
 SUBMISSION_SCHEMA = "gymforge.submission/1"
 #: files of a `gymforge train` run that travel with its model into the submission.
@@ -233,8 +234,14 @@ def submit(
     meta: dict[str, Any],
     submission_id: str | None = None,
     progress: bool = False,
+    results: dict[str, Any] | None = None,
 ) -> Path:
     """Evaluate an agent under ``task``'s protocol and add it to the board; returns its folder.
+
+    ``results`` is an earlier ``gymforge evaluate`` output of the same agent under the same
+    protocol: it is checked (schema, protocol hash, seeds, episode hash, aggregates, and that its
+    agent is this agent: kind, entry point or algorithm, sha256) and used instead of evaluating
+    again. CI's verify re-runs every episode of the row all the same.
 
     Everything is checked before the evaluation starts (which may take minutes): the metadata,
     the id, the agent (one a public board may run), and that the board's submissions folder and the staging folder can be
@@ -258,7 +265,10 @@ def submit(
     check_writable(submissions_dir(root, task), f"board {task}")
     check_writable(Path(root) / STAGING_DIR, f"board {task}")
 
-    results = evaluate(protocol, record, progress=progress)
+    if results is None:
+        results = evaluate(protocol, record, progress=progress)
+    else:
+        check_reused_results(results, protocol, record)
 
     stored = record
     files: dict[str, str] = {}
@@ -299,6 +309,36 @@ def submit(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+def check_reused_results(results: Any, protocol: Protocol, record: AgentRecord) -> None:
+    """Refuse a ``--results`` file that is not this agent's evaluation under this protocol."""
+    check_results(results, protocol, "--results")
+    stored = AgentRecord.from_json(results["agent"], "--results")
+    for key in ("kind", "sha256", "entry_point", "algorithm"):
+        if getattr(stored, key) != getattr(record, key):
+            raise ValueError(
+                f"--results evaluated another agent ({key} {getattr(stored, key)!r}, the "
+                f"--agent given has {getattr(record, key)!r}); evaluate this agent or drop "
+                "--results"
+            )
+
+
+#: the metadata file ``gymforge submit --init-meta`` writes: every field, required ones first.
+META_TEMPLATE: dict[str, Any] = {
+    "name": "My method",
+    "authors": ["Your Name"],
+    "method": "one line: what the agent is and how it was trained",
+    "description": "optional: longer description (newlines allowed)",
+    "code_url": "https://example.org/your/code",
+    "commit": None,
+    "license": "MIT",
+    "training_env_steps": None,
+    "training_seeds": None,
+    "command": None,
+    "paper_url": None,
+    "notes": "optional",
+}
 
 
 def load_meta(path: Path) -> dict[str, Any]:

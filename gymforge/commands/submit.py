@@ -1,4 +1,8 @@
-"""``gymforge submit --protocol TASK --agent SPEC --meta submission.json``.
+"""``gymforge submit --protocol TASK --agent SPEC --meta submission.json [--results r.json]``.
+
+``gymforge submit --init-meta submission.json`` writes a metadata file to fill in (every field,
+the required ones first). ``--results`` reuses a ``gymforge evaluate`` output of the same agent
+under the same protocol instead of evaluating again (it is checked first).
 
 Checks the metadata and the agent, evaluates under the task's frozen protocol, stores the
 submission folder on the board in one step, and re-renders the boards. Storing and rendering are
@@ -26,11 +30,27 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from gymforge.leaderboards.render import write_all
     from gymforge.leaderboards.submission import load_meta, submit
 
+    if args.init_meta is not None:
+        return write_meta_template(Path(args.init_meta))
+    missing = [f"--{k}" for k in ("protocol", "agent", "meta") if getattr(args, k) is None]
+    if missing:
+        raise ValueError(
+            f"submit needs {', '.join(missing)} (or --init-meta FILE to start a metadata file)"
+        )
     root = board_root(args)
     task = resolve_task(root, args.protocol)
     meta = load_meta(Path(args.meta))
+    results = None if args.results is None else read_json(Path(args.results), "--results")
     check_writable(root / task, "--root")
-    folder = submit(root, task, args.agent, meta, submission_id=args.id, progress=not args.quiet)
+    folder = submit(
+        root,
+        task,
+        args.agent,
+        meta,
+        submission_id=args.id,
+        progress=not args.quiet,
+        results=results,
+    )
     try:
         write_all(root)
     except BaseException:
@@ -38,6 +58,23 @@ def cmd_submit(args: argparse.Namespace) -> int:
         raise
     print(format_aggregate(read_json(folder / "results.json", "results")))
     print(f"submission stored in {folder}; boards re-rendered under {root}")
+    return 0
+
+
+def write_meta_template(path: Path) -> int:
+    """Write the metadata template to ``path`` (never over an existing file)."""
+    from gymforge.core.outputs import check_writable
+    from gymforge.leaderboards.files import pretty_json, write_bytes_atomic
+    from gymforge.leaderboards.submission import META_TEMPLATE
+
+    if path.exists():
+        raise ValueError(f"--init-meta: {path} exists; pick a new file name")
+    check_writable(path.resolve().parent, "--init-meta")
+    write_bytes_atomic(path, pretty_json(META_TEMPLATE).encode())
+    print(
+        f"wrote {path}: fill in name, authors and method (required); drop or fill the rest, "
+        "then: gymforge submit --protocol TASK --agent SPEC --meta " + str(path)
+    )
     return 0
 
 
@@ -62,17 +99,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="evaluate an agent and add it to a task's leaderboard",
         description=plain(__doc__.splitlines()[0]),
     )
-    parser.add_argument(
-        "--protocol", required=True, metavar="TASK", help="task, e.g. lineflow/WaitingTime"
-    )
+    parser.add_argument("--protocol", metavar="TASK", help="task, e.g. lineflow/WaitingTime")
     parser.add_argument(
         "--agent",
-        required=True,
         metavar="SPEC",
-        help="reference agent name, module:factory, model.zip, sb3:ALGO:PATH or TorchScript file",
+        help="a registered agent's name or entry point, a model.zip (sb3:ALGO:PATH) or an "
+        "on-device policy.pt (a board runs no other code)",
     )
     parser.add_argument(
-        "--meta", required=True, metavar="FILE", help="submission.json: name, authors, method, ..."
+        "--meta", metavar="FILE", help="submission.json: name, authors, method, ..."
+    )
+    parser.add_argument(
+        "--results",
+        metavar="FILE",
+        help="reuse this gymforge evaluate output of the same agent and protocol",
+    )
+    parser.add_argument(
+        "--init-meta", metavar="FILE", help="write a metadata template to FILE and stop"
     )
     parser.add_argument(
         "--id",
