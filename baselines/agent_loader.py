@@ -44,7 +44,7 @@ from gymforge.baselines.ondevice.agent import POLICY_FILE, TorchPolicyAgent, is_
 from gymforge.baselines.sb3.agent import SB3Agent
 from gymforge.baselines.sb3.zip_reader import load_policy
 from gymforge.hashing import sha256_bytes, sha256_file
-from gymforge.registry import get_spec, load_entry_point
+from gymforge.registry import did_you_mean, get_spec, load_entry_point
 
 #: algorithm name -> SB3 class ``"module:Class"``.
 SB3_ALGORITHMS: dict[str, str] = {
@@ -150,8 +150,9 @@ def parse_agent_spec(spec: str, env_id: str) -> AgentRecord:
     if ":" in spec:
         return _entry_point_record(spec)
     raise ValueError(
-        f"--agent {spec!r} is not a reference agent of {env_id} ({sorted(agents)}), an entry "
-        "point 'module:factory', an SB3 model (.zip, sb3:ALGO:PATH) or a TorchScript file"
+        f"--agent {spec!r} is not a reference agent of {env_id} ({sorted(agents)}"
+        f"{did_you_mean(spec, sorted(agents))}), an entry point 'module:factory', an SB3 model "
+        "(.zip, sb3:ALGO:PATH), an on-device policy.pt or a TorchScript file"
     )
 
 

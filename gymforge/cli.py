@@ -442,10 +442,27 @@ def package_version() -> str:
         return "unknown"
 
 
+def subcommand_names(parser: argparse.ArgumentParser) -> list[str]:
+    """The names of the parser's subcommands, in the order they were added."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import gymforge  # noqa: F401 - registers the ids
 
     parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    commands = subcommand_names(parser)
+    if words and not words[0].startswith("-") and words[0] not in commands:
+        print(
+            f"gymforge: error: unknown command {words[0]!r}{did_you_mean(words[0], commands)} "
+            f"(commands: {', '.join(commands)})",
+            file=sys.stderr,
+        )
+        return 2
     args, extra = parser.parse_known_args(argv)
     if getattr(args, "passthrough", False):
         args.options = extra
@@ -454,6 +471,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except ValueError as error:
+        print(f"gymforge: error: {error}", file=sys.stderr)
+        return 2
+    except ImportError as error:  # an optional extra that is not installed: one line
+        if "pip install" not in str(error):
+            raise
         print(f"gymforge: error: {error}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (`gymforge list --json | head`)

@@ -4,6 +4,10 @@ Each family declares its ids in :mod:`gymforge.ids` (``gymforge/ids/<family>.py`
 gathers them into :data:`SPECS`. Everything else — Gymnasium registration, the CLI, the
 conformance tests, the docs, the leaderboards — enumerates :data:`SPECS`; nothing keeps a
 hand-written list of ids.
+
+A batched id names its ``TorchVectorEnv`` class; its Gymnasium entry points (``gym.make``'s
+batch-of-one view and ``gym.make_vec``'s factory) are built from that class by
+:mod:`gymforge.entry_points`, so a family writes no registration code of its own.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from typing import Any
 import gymnasium as gym
 
 import gymforge.ids
-from gymforge.spec import RANDOM_AGENT, Capabilities, EnvSpec
+from gymforge import entry_points
+from gymforge.spec import ENTRY_POINTS, RANDOM_AGENT, Capabilities, EnvSpec
 
 __all__ = [
     "RANDOM_AGENT",
@@ -46,7 +51,39 @@ def _collect_specs() -> tuple[EnvSpec, ...]:
         if spec.id in seen:
             raise RuntimeError(f"env id {spec.id!r} is declared twice in gymforge.ids")
         seen.add(spec.id)
+    problem = entry_point_clash(specs)
+    if problem:
+        raise RuntimeError(problem)
     return specs
+
+
+def _built_entry_points(spec: EnvSpec) -> dict[str, tuple[str | None, ...]]:
+    """``{entry point: what it is built from}`` for the entry points :mod:`gymforge.entry_points`
+    builds for ``spec``."""
+    if spec.vector_env is None:
+        return {}
+    built: dict[str, tuple[str | None, ...]] = {
+        spec.vector_entry_point: ("vector", spec.vector_env)
+    }
+    if spec.entry_point is not None and spec.entry_point.startswith(f"{ENTRY_POINTS}:"):
+        built[spec.entry_point] = ("scalar", spec.vector_env, spec.scalar_base)
+    return built
+
+
+def entry_point_clash(specs: Iterable[EnvSpec]) -> str | None:
+    """A message naming two ids whose built entry points share a name but not their classes (two
+    vector classes of one name in different modules, or one class over two scalar bases), or
+    None."""
+    owners: dict[str, tuple[str, tuple[str | None, ...]]] = {}
+    for spec in specs:
+        for entry_point, source in _built_entry_points(spec).items():
+            first = owners.setdefault(entry_point, (spec.id, source))
+            if first[1] != source:
+                return (
+                    f"{spec.id} and {first[0]} would share the entry point {entry_point} built "
+                    f"from different classes ({source[1:]} vs {first[1][1:]}): rename one class"
+                )
+    return None
 
 
 SPECS: tuple[EnvSpec, ...] = _collect_specs()
@@ -74,6 +111,9 @@ def add_specs(specs: Sequence[EnvSpec]) -> None:
     clashes = sorted(i for i in ids if i in gym.registry)
     if clashes:
         raise ValueError(f"env ids already registered with Gymnasium: {clashes}")
+    problem = entry_point_clash(SPECS + new)
+    if problem:
+        raise ValueError(problem)
     SPECS = SPECS + new
     register_all()
 
@@ -92,9 +132,13 @@ def remove_specs(env_ids: Iterable[str]) -> None:
     builtin = sorted(wanted & {s.id for s in _BUILTIN})
     if builtin:
         raise ValueError(f"ids declared in gymforge.ids cannot be removed: {builtin}")
+    removed = [s for s in SPECS if s.id in wanted]
     SPECS = tuple(s for s in SPECS if s.id not in wanted)
     for env_id in sorted(wanted):
         gym.registry.pop(env_id, None)
+    kept = {name for spec in SPECS for name in _built_entry_points(spec)}
+    gone = {name for spec in removed for name in _built_entry_points(spec)} - kept
+    entry_points.forget(name.partition(":")[2] for name in gone)
 
 
 def get_spec(env_id: str) -> EnvSpec:
@@ -104,7 +148,10 @@ def get_spec(env_id: str) -> EnvSpec:
         if spec.id == env_id:
             return spec
     known = [s.id for s in SPECS]
-    raise ValueError(f"unknown env id {env_id!r}{did_you_mean(env_id, known)}; registered: {known}")
+    raise ValueError(
+        f"unknown env id {env_id!r}{did_you_mean(env_id, known)} (`gymforge list` shows the "
+        f"{len(known)} registered ids)"
+    )
 
 
 def did_you_mean(name: str, choices: list[str]) -> str:

@@ -44,6 +44,7 @@ from typing import Any
 from gymforge.hashing import sha256_file
 from gymforge.leaderboards.files import read_json
 from gymforge.leaderboards.roots import protocols_dir
+from gymforge.registry import did_you_mean
 
 SCHEMA = "gymforge.protocol/1"
 _TASK_RE = re.compile(r"[a-z0-9_]+/[A-Za-z0-9_]+")
@@ -330,4 +331,7 @@ def resolve_task(root: Path, name: str) -> str:
     by_env = [p.task for p in all_protocols(root) if p.env_id == name]
     if len(by_env) == 1:
         return by_env[0]
-    raise ProtocolError(f"unknown task {name!r}; tasks with a protocol: {tasks}")
+    hint = did_you_mean(name, tasks) or did_you_mean(name, [t.split("/")[1] for t in tasks])
+    raise ProtocolError(
+        f"unknown task {name!r}{hint} (`gymforge leaderboard list` shows the {len(tasks)} tasks)"
+    )

@@ -136,3 +136,51 @@ def test_collectors_share_the_agent_and_n_flags(tmp_path, capsys):
     tiny = ["--max-generations", "3", "--dimension", "2", "--population-size", "6"]
     assert main([*metabbo, *tiny, "--out", str(tmp_path / "bbo")]) == 0
     assert "2 episodes" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["rollut"], "unknown command 'rollut'; did you mean 'rollout'?"),
+        (["info", "LineFlow-v9"], "did you mean 'LineFlow-v0'"),
+        (
+            ["evaluate", "--protocol", "lineflow/WaitngTime", "--agent", "random", "--out", "x"],
+            "did you mean 'lineflow/WaitingTime'",
+        ),
+        (
+            ["evaluate", "--protocol", "lineflow/WaitingTime", "--agent", "Optimal", "--out", "x"],
+            "did you mean 'optimal'?",
+        ),
+    ],
+)
+def test_cli__typos_get_one_line_with_a_short_suggestion(argv, expected, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and expected in err
+    assert "MetaBBO-v0" not in err  # a suggestion, never every id
+
+
+def test_cli__a_missing_extra_is_one_line_naming_it(monkeypatch, capsys):
+    from gymforge.core import extras
+
+    def missing(args):
+        extras.require("not_installed_module_xyz", "this command")
+
+    def parser_with(command):
+        import argparse
+
+        from gymforge.cli import build_parser
+
+        parser = build_parser()
+        return parser, argparse.Namespace(func=command, passthrough=False)
+
+    monkeypatch.setitem(extras.EXTRAS, "not_installed_module_xyz", "xyz")
+    parser, namespace = parser_with(missing)
+    monkeypatch.setattr("gymforge.cli.build_parser", lambda: parser)
+    monkeypatch.setattr(parser, "parse_known_args", lambda argv: (namespace, []))
+    assert main(["list"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "gymforge: error: this command needs not_installed_module_xyz, which is not installed: "
+        "pip install 'gymforge[xyz]'"
+    )

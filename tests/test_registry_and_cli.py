@@ -65,9 +65,10 @@ def test_registry__make_parallel_refuses_single_agent_ids():
         make_parallel("LineFlow-v0")
 
 
-def test_registry__unknown_ids_list_the_registered_ones():
-    with pytest.raises(ValueError, match="registered: \\['LineFlow-v0'"):
+def test_registry__unknown_ids_suggest_the_closest_ones_not_all():
+    with pytest.raises(ValueError, match="did you mean 'LineFlow-v0'") as error:
         get_spec("LineFlow-v9")
+    assert "gymforge list" in str(error.value) and "MetaBBO" not in str(error.value)
 
 
 def test_cli__list_json_enumerates_the_registry(capsys):
