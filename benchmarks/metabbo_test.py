@@ -51,6 +51,7 @@ import numpy as np
 import torch
 
 from benchmarks import common
+from benchmarks.claims import bonferroni_note, verdict
 from benchmarks.metabbo_experts import load_protocol, paired_test
 from gymforge.baselines.metabbo.experts import ACTING
 from gymforge.leaderboards.stats import bootstrap_ci
@@ -75,6 +76,33 @@ PRESET_ROWS = (
 BC_TEMPERATURE = 1000.0
 REFERENCES = ("random_search", "cmaes")
 METRICS = ("perf", "log10_error")
+#: rows every learned row is compared with, run by run: random configuration, the best static
+#: configuration and the trained expert whose trajectories are in the offline data
+COMPARATORS = ("random", "best_static", "ppo_expert")
+#: rows that learned from data (the rows whose comparisons the results and the README state)
+LEARNED_ROWS = (
+    "ppo_expert",
+    "ppo_expert_sampled",
+    "qmamba",
+    "qmamba_chosen_epochs",
+    "qmamba_regularised",
+    "qmamba_regularised_chosen_epochs",
+    "behaviour_cloning",
+)
+#: rows whose model was the best of several validation candidates: (preset, row) -> (validation
+#: results file, the training run whose checkpoints and final model were the candidates)
+SELECTED_ON_VALIDATION = {
+    ("alg0", "qmamba_chosen_epochs"): (
+        "metabbo_qmamba_epochs_alg0.json",
+        "runs/qmamba/alg0-long",
+    ),
+    ("alg0", "qmamba_regularised_chosen_epochs"): (
+        "metabbo_qmamba_epochs_alg0.json",
+        "runs/qmamba/alg0-long-reg",
+    ),
+}
+#: the paired metrics, their direction and their decimals in the text
+PAIRED_METRICS = (("perf", True, 4), ("log10_error", False, 3), ("log_aei", True, 2))
 QUICK = {"function_ids": [1, 15], "seeds": 2, "max_generations": 10}
 
 
@@ -269,6 +297,15 @@ def summarise(store: Path) -> dict[str, Any]:
             # dominate an arithmetic mean): the mean of log AEI and its CI, exponentiated
             log_mean, (log_low, log_high) = entry.pop("log_aei")
             entry["aei"] = (math.exp(log_mean), (math.exp(log_low), math.exp(log_high)))
+            if row in LEARNED_ROWS:
+                entry["paired"] = {
+                    other: {
+                        m: paired_test(metric_values[m] - values[other][m])
+                        for m, _, _ in PAIRED_METRICS
+                    }
+                    for other in COMPARATORS
+                    if other in values and other != row
+                }
             if row != "random":
                 entry["vs_random"] = {
                     m: paired_test(metric_values[m] - values["random"][m]) for m in METRICS
@@ -311,6 +348,84 @@ def _by_function(summary: dict[str, Any], rows: list[str]) -> list[str]:
                 lines.append(f"| {row} | " + " | ".join(cells) + " |")
         lines.append("")
     return lines[:-1]
+
+
+def _paired_cell(test: dict[str, Any], higher_is_better: bool, digits: int) -> str:
+    """``mean [low, high]`` of a paired difference and the word :func:`verdict` gives it."""
+    low, high = test["ci95"]
+    figures = _fmt((test["mean"], (low, high)), digits)
+    return f"{figures} | {verdict(low, high, higher_is_better)}"
+
+
+def _candidates(preset: str, row: str) -> int | None:
+    """How many validation candidates row ``row``'s model was chosen from, or ``None``."""
+    source = SELECTED_ON_VALIDATION.get((preset, row))
+    if source is None:
+        return None
+    name, run = source
+    path = RESULTS / name
+    if not path.exists():
+        return None
+    rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    return sum(1 for key in rows if key == run or key.startswith(run + ".checkpoints/"))
+
+
+def _comparisons(summary: dict[str, Any]) -> list[str]:
+    """The learned rows against random, best static and the expert, with the word each paired
+    interval supports, then how many tests each preset ran and which survive Bonferroni."""
+    lines = [
+        "## Learned rows in words: against random, the best static configuration and the expert",
+        "",
+        "Each word is `benchmarks.claims.verdict` of the paired 95% bootstrap CI (row minus "
+        "comparator on the same function, instance and seed; log AEI per function, CI over "
+        "the functions): an interval holding 0 is a tie, whatever the means say. `ppo_expert` "
+        "is the trained expert whose trajectories are in the offline data.",
+        "",
+        "| method | preset | against | ΔPerf [95% CI] | | Δlog10 error [95% CI] | | "
+        "Δlog AEI [95% CI] | |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in LEARNED_ROWS:
+        for preset, table in summary.items():
+            for other, tests in table.get(row, {}).get("paired", {}).items():
+                cells = [
+                    _paired_cell(tests[m], higher, digits) for m, higher, digits in PAIRED_METRICS
+                ]
+                lines.append(f"| {row} | {preset} | {other} | " + " | ".join(cells) + " |")
+    if len(lines) == 8:
+        return []
+    lines += ["", "### Multiplicity", ""]
+    for preset, table in summary.items():
+        tested = [row for row, entry in table.items() if "vs_random" in entry]
+        survivors = [
+            f"{row} ({verdict(*entry['vs_random']['perf']['ci95'])} random, "
+            f"p = {entry['vs_random']['perf']['p_value']:.2g})"
+            for row, entry in table.items()
+            if "vs_random" in entry and entry["vs_random"]["perf"]["p_value"] < 0.05 / len(tested)
+        ]
+        lines.append(
+            f"- {preset}: {len(tested)} rows are tested against random on Perf (and again on "
+            f"log10 error): {', '.join(tested)}. Bonferroni over those {len(tested)} Perf "
+            f"tests puts the per-test level at 0.05 / {len(tested)} = "
+            f"{0.05 / len(tested):.2g}; the Perf differences below it: "
+            f"{', '.join(survivors) or 'none'}."
+        )
+    for (preset, row), (name, run) in SELECTED_ON_VALIDATION.items():
+        n = _candidates(preset, row)
+        entry = summary.get(preset, {}).get(row)
+        if n is None or entry is None:
+            continue
+        n_tested = sum(1 for e in summary[preset].values() if "vs_random" in e)
+        p_value = entry["vs_random"]["perf"]["p_value"]
+        lines.append(
+            f"- {preset} {row}: its model is the one with the highest validation Perf of {n} "
+            f"candidates (the checkpoints and final model of `{run}`, `{name}`), and only it "
+            "was evaluated on the test split. Its test result is one evaluation of that "
+            "checkpoint; as evidence for the training recipe it is the best of "
+            f"{n} noisy candidates. Its Perf test against random: "
+            f"{bonferroni_note(p_value, n_tested)}."
+        )
+    return lines
 
 
 def render(store: Path) -> str:
@@ -362,7 +477,8 @@ def render(store: Path) -> str:
                     f"{perf['p_value']:.2g} | {_fmt((err['mean'], err['ci95']), 3)} | "
                     f"{err['p_value']:.2g} |"
                 )
-    lines += ["", *_by_function(summary, rows)]
+    comparisons = _comparisons(summary)
+    lines += ["", *comparisons, *([""] if comparisons else []), *_by_function(summary, rows)]
     lines += [
         "",
         "## Evaluations",
