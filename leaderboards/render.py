@@ -410,12 +410,17 @@ def plot_name(board: Board) -> str:
     return f"plots/{board.protocol.task.replace('/', '-')}.svg"
 
 
-def render_all(root: Path) -> dict[str, bytes]:
-    """Every generated file, by path relative to ``root``."""
+def render_all(root: Path, progress: bool = False) -> dict[str, bytes]:
+    """Every generated file, by path relative to ``root`` (``progress``: a bar per board)."""
     boards = load_boards(root)
     files: dict[str, bytes] = {OVERVIEW: render_overview(boards)}
     sections = []
-    for board in boards:
+    iterator: Any = boards
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(boards, desc="render", unit="board")
+    for board in iterator:
         task = board.protocol.task
         files[f"{task}/leaderboard.csv"] = render_csv(board)
         files[f"{task}/LEADERBOARD.md"] = render_markdown(board)
@@ -450,9 +455,9 @@ def generated_paths(root: Path) -> set[str]:
     return found
 
 
-def write_all(root: Path) -> list[str]:
+def write_all(root: Path, progress: bool = False) -> list[str]:
     """Render and write every generated file (atomically, file by file); remove stale ones."""
-    files = render_all(root)
+    files = render_all(root, progress=progress)
     for relative, data in files.items():
         path = Path(root) / relative
         if not path.exists() or path.read_bytes() != data:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gymforge.baselines.agent_loader import AgentRecord
 from gymforge.checks.machine import cpu_model
@@ -216,10 +217,10 @@ def verify_submission(
             )
 
 
-def verify_renders(root: Path, report: Report) -> None:
+def verify_renders(root: Path, report: Report, progress: bool = False) -> None:
     """Compare every generated file with a fresh render."""
     try:
-        fresh = render_all(root)
+        fresh = render_all(root, progress=progress)
     except ValueError as error:
         report.problems.append(f"render failed: {error}")
         return
@@ -246,11 +247,13 @@ def verify(
     seed: int | None = None,
     rerun: bool = True,
     full: set[str] | None = None,
+    progress: bool = False,
 ) -> Report:
     """Run every check over every board under ``root``.
 
     ``full`` holds ``"task/id"`` (or ``"task/*"``) of the submissions whose every episode is
     re-run; ``seed`` (default: fresh randomness, kept in the report) draws the others' sample.
+    ``progress`` shows a bar per board (stderr).
     """
     full = full or set()
     seed = fresh_sample_seed() if seed is None else seed
@@ -260,7 +263,14 @@ def verify(
         task = f"{orphan.parent.parent.name}/{orphan.parent.name}"
         if task not in tasks:
             report.problems.append(f"{task}: a board without a protocol file ({orphan})")
-    for task in tasks:
+    iterator: Any = tasks
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(tasks, desc="verify", unit="board")
+    for task in iterator:
+        if progress:
+            iterator.set_postfix_str(task)
         try:
             protocol = load_protocol(root, task)
         except ProtocolError as error:
@@ -280,5 +290,5 @@ def verify(
                 continue  # (refused by board_problems; never followed)
             everything = f"{task}/{folder.name}" in full or f"{task}/*" in full
             verify_submission(root, protocol, folder, sample, seed, rerun, report, everything)
-    verify_renders(root, report)
+    verify_renders(root, report, progress=progress)
     return report

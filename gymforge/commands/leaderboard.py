@@ -15,7 +15,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     root = board_root(args)
     check_writable(root, "--root")
-    written = write_all(root)
+    written = write_all(root, progress=not args.quiet)
     print(f"rendered {len(written)} files under {root}")
     return 0
 
@@ -42,7 +42,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"re-running every episode of submissions changed since {base}: {', '.join(names)}")
     start = time.perf_counter()
     report = verify(
-        root, sample=args.sample, seed=args.sample_seed, rerun=not args.no_rerun, full=full
+        root,
+        sample=args.sample,
+        seed=args.sample_seed,
+        rerun=not args.no_rerun,
+        full=full,
+        progress=not args.quiet,
     )
     elapsed = time.perf_counter() - start
     if not args.no_rerun:
@@ -88,6 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="action", required=True)
 
     render = actions.add_parser("render", help="write leaderboard.csv, LEADERBOARD.md, the site")
+    render.add_argument("--quiet", action="store_true", help="no progress bar")
     add_root_option(render)
     render.set_defaults(func=cmd_render)
 
@@ -114,6 +120,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--base", metavar="REV", help="git revision --changed compares with (default: main)"
     )
     check.add_argument("--no-rerun", action="store_true", help="skip re-running episodes")
+    check.add_argument("--quiet", action="store_true", help="no progress bar")
     add_root_option(check)
     check.set_defaults(func=cmd_verify)
 

@@ -378,3 +378,10 @@ def test_leaderboards__reference_rows_report_a_trained_agents_steps():
     assert expert["description"].endswith("trained for 3,006,464 env steps.")
     jde = reference_meta("metabbo/MetaBBO", "jde", "gymforge.baselines.metabbo.adaptive:JDEAgent")
     assert jde["training_env_steps"] == 0 and jde["description"].endswith("not trained.")
+
+
+def test_verify__shows_progress_per_board_on_request(board, capsys):
+    assert verify(board, rerun=False, progress=True).ok
+    err = capsys.readouterr().err
+    assert "verify: 100%" in err and "render: 100%" in err
+    assert verify(board, rerun=False).ok and capsys.readouterr().err == ""
