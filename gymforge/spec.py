@@ -13,6 +13,8 @@ from typing import Any
 
 import gymnasium as gym
 
+#: the module whose attributes are the entry points built from the families' classes
+ENTRY_POINTS = "gymforge.entry_points"
 RANDOM_AGENT = "gymforge.agents.random_agent:RandomAgent"
 RANDOM_PLAYERS = "gymforge.agents.random_players:RandomPlayers"  # multi-agent ids
 
@@ -53,12 +55,23 @@ class EnvSpec:
         id: the Gymnasium id, e.g. ``"LineFlow-v0"``.
         family: the family folder under ``envs/``.
         summary: one line for listings.
-        entry_point: ``"module:Class"`` of the single-agent ``gym.Env``.
-        vector_entry_point: ``"module:function"`` that ``gym.make_vec`` calls, if any: it builds
-            the batched ``TorchVectorEnv`` through
-            :func:`gymforge.core.vector_factory.make_vector`, so it takes ``num_workers``,
-            ``autoreset_mode`` and ``array_backend`` besides the class's keywords (the class
-            itself is the scalar env's ``vector_env_cls``).
+        entry_point: Gymnasium's entry point of the single-agent ``gym.Env`` (what ``gym.make``
+            builds), as ``"module:attribute"``. Given only where the scalar env is an engine of
+            its own (LineFlow's SimPy engine) or a third-party class; left out for an id with a
+            ``vector_env``, it is derived: ``"gymforge.entry_points:<Name>Env"``, the view of
+            the vector class at batch size one
+            (:func:`gymforge.core.scalar_env.scalar_view`).
+        vector_entry_point: Gymnasium's vector entry point (what
+            ``gym.make_vec(..., vectorization_mode="vector_entry_point")`` calls), as
+            ``"module:attribute"``. Derived from ``vector_env`` as
+            ``"gymforge.entry_points:make_<VecClass>"``,
+            :func:`gymforge.core.vector_factory.make_vector` over the class (so it takes
+            ``num_workers``, ``autoreset_mode`` and ``array_backend`` besides the class's
+            keywords); given directly only for a factory of one's own.
+        vector_env: ``"module:Class"`` of the batched ``TorchVectorEnv``, if any: the one class a
+            family writes for both entry points.
+        scalar_base: ``"module:Class"`` of the base of the derived scalar view, a
+            ``TorchScalarEnv`` subclass that adds helpers (default ``TorchScalarEnv`` itself).
         parallel_entry_point: ``"module:Class"`` of the PettingZoo ``ParallelEnv``, if any.
         batched_parallel_entry_point: ``"module:Class"`` of a multi-agent id's batched view: the
             parallel API over ``B`` instances with dicts of ``(B, ...)`` torch tensors, built by
@@ -75,8 +88,10 @@ class EnvSpec:
     id: str
     family: str
     summary: str
-    entry_point: str | None
+    entry_point: str | None = None
     vector_entry_point: str | None = None
+    vector_env: str | None = None
+    scalar_base: str | None = None
     parallel_entry_point: str | None = None
     batched_parallel_entry_point: str | None = None
     kwargs: Mapping[str, Any] = field(default_factory=dict)
@@ -86,9 +101,31 @@ class EnvSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
+        self._derive_entry_points()
         agents = {"random": RANDOM_PLAYERS if self.capabilities.multi_agent else RANDOM_AGENT}
         agents.update(self.agents)
         object.__setattr__(self, "agents", MappingProxyType(agents))
+
+    def _derive_entry_points(self) -> None:
+        if self.vector_env is None:
+            if self.scalar_base is not None:
+                raise ValueError(f"{self.id}: scalar_base needs a vector_env")
+            return
+        if self.vector_entry_point is not None:
+            raise ValueError(f"{self.id}: give vector_env or vector_entry_point, not both")
+        module, _, name = self.vector_env.partition(":")
+        if not module or not name.isidentifier():
+            raise ValueError(
+                f"{self.id}: vector_env must look like 'module:Class', got {self.vector_env!r}"
+            )
+        object.__setattr__(self, "vector_entry_point", f"{ENTRY_POINTS}:make_{name}")
+        if self.capabilities.multi_agent:
+            return
+        if self.entry_point is None:
+            view = name.removesuffix("VecEnv") + "Env"  # scalar_view's default name
+            object.__setattr__(self, "entry_point", f"{ENTRY_POINTS}:{view}")
+        elif self.scalar_base is not None:
+            raise ValueError(f"{self.id}: scalar_base is for the derived entry point; drop one")
 
     def make(self, **overrides: Any) -> gym.Env:
         """``gym.make`` of this id with keyword overrides."""

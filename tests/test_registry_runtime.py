@@ -16,8 +16,7 @@ def _spec(env_id: str) -> EnvSpec:
         id=env_id,
         family="probe",
         summary="a runtime copy of the probe id",
-        entry_point=f"{PROBE}:ProbeEnv",
-        vector_entry_point=f"{PROBE}:make_probe_vec_env",
+        vector_env=f"{PROBE}:ProbeVecEnv",
     )
 
 

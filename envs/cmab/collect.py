@@ -57,7 +57,7 @@ def problem_for(env_id: str, env_kwargs: dict[str, Any] | None = None) -> Proble
     spec = get_spec(env_id)
     if spec.family != "cmab":
         raise ValueError(f"{env_id!r} is not an OffCMAB id")
-    vec_cls = load_entry_point(spec.entry_point).vector_env_cls
+    vec_cls = load_entry_point(spec.vector_env)
     kwargs = {**dict(spec.kwargs), **(env_kwargs or {})}
     kwargs.pop("horizon", None)
     kwargs.pop("action_format", None)

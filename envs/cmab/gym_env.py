@@ -1,5 +1,6 @@
 """Gymnasium adapters of the Off-CMAB applications: one batched ``TorchVectorEnv`` per application
-and its scalar ``gym.Env`` view (the same dynamics at B=1)."""
+and :class:`CMABEnv`, the base of their scalar ``gym.Env`` views (the same dynamics at B=1, with
+numpy evaluation helpers); the registry builds each id's view from the two."""
 
 from __future__ import annotations
 
@@ -10,9 +11,7 @@ import torch
 from gymnasium import spaces
 
 from gymforge.core.scalar_env import TorchScalarEnv
-from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
-from gymforge.core.vector_factory import make_vector
 from gymforge.envs.cmab.cascade import CascadeProblem
 from gymforge.envs.cmab.influence import InfluenceProblem
 from gymforge.envs.cmab.kpath import KPathProblem
@@ -241,7 +240,8 @@ def _ids_of(super_arm: Any) -> Any:
 
 
 class CMABEnv(TorchScalarEnv):
-    """Scalar view with numpy evaluation helpers (see :class:`CMABVecEnv`)."""
+    """The base of the Off-CMAB scalar views: numpy evaluation helpers over the view's
+    :class:`CMABVecEnv`."""
 
     vector_env_cls: type[CMABVecEnv]
 
@@ -335,11 +335,6 @@ class CascadeVecEnv(CMABVecEnv):
         return CascadeProblem(**kwargs)
 
 
-class CascadeEnv(CMABEnv):
-    __doc__ = _CASCADE_DOC
-    vector_env_cls = CascadeVecEnv
-
-
 # --- LLM cache ------------------------------------------------------------------------------------
 
 _LLM_DOC = (
@@ -409,11 +404,6 @@ class LLMCacheVecEnv(CMABVecEnv):
     @classmethod
     def make_problem(cls, **kwargs: Any) -> Problem:
         return LLMCacheProblem(**kwargs)
-
-
-class LLMCacheEnv(CMABEnv):
-    __doc__ = _LLM_DOC
-    vector_env_cls = LLMCacheVecEnv
 
 
 # --- Influence maximization --------------------------------------------------------------------
@@ -487,11 +477,6 @@ class InfluenceMaxVecEnv(CMABVecEnv):
         return InfluenceProblem(**kwargs)
 
 
-class InfluenceMaxEnv(CMABEnv):
-    __doc__ = _IM_DOC
-    vector_env_cls = InfluenceMaxVecEnv
-
-
 # --- k-path ------------------------------------------------------------------------------------
 
 _KPATH_DOC = (
@@ -551,36 +536,3 @@ class KPathVecEnv(CMABVecEnv):
     @classmethod
     def make_problem(cls, **kwargs: Any) -> Problem:
         return KPathProblem(**kwargs)
-
-
-class KPathEnv(CMABEnv):
-    __doc__ = _KPATH_DOC
-    vector_env_cls = KPathVecEnv
-
-
-def make_cascade_vec_env(**kwargs: Any) -> CascadeVecEnv | ShardedVectorEnv:
-    """``gym.make_vec``'s entry point of ``OffCMAB-Cascade-v0``: a :class:`CascadeVecEnv`, or with
-    ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
-    :func:`~gymforge.core.vector_factory.make_vector`)."""
-    return make_vector(CascadeVecEnv, **kwargs)
-
-
-def make_llm_cache_vec_env(**kwargs: Any) -> LLMCacheVecEnv | ShardedVectorEnv:
-    """``gym.make_vec``'s entry point of ``OffCMAB-LLMCache-v0``: a :class:`LLMCacheVecEnv`, or with
-    ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
-    :func:`~gymforge.core.vector_factory.make_vector`)."""
-    return make_vector(LLMCacheVecEnv, **kwargs)
-
-
-def make_influence_max_vec_env(**kwargs: Any) -> InfluenceMaxVecEnv | ShardedVectorEnv:
-    """``gym.make_vec``'s entry point of ``OffCMAB-InfluenceMax-v0``: a :class:`InfluenceMaxVecEnv`,
-    or with ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
-    :func:`~gymforge.core.vector_factory.make_vector`)."""
-    return make_vector(InfluenceMaxVecEnv, **kwargs)
-
-
-def make_kpath_vec_env(**kwargs: Any) -> KPathVecEnv | ShardedVectorEnv:
-    """``gym.make_vec``'s entry point of ``OffCMAB-KPath-v0``: a :class:`KPathVecEnv`, or with
-    ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
-    :func:`~gymforge.core.vector_factory.make_vector`)."""
-    return make_vector(KPathVecEnv, **kwargs)

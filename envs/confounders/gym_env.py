@@ -1,4 +1,4 @@
-"""Gymnasium adapters: the batched ``ConfounderStreamVecEnv`` and the scalar ``ConfounderStreamEnv``."""
+"""The batched ``ConfounderStreamVecEnv`` (its ``gym.make`` env is the batch-of-one view the registry builds from it)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from gymforge.core.scalar_env import TorchScalarEnv
-from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
-from gymforge.core.vector_factory import make_vector
 from gymforge.envs.confounders import counter_draws, dynamics
 from gymforge.envs.confounders.config import IMAGE_SIZE, StreamConfig, SyntheticConfig
 from gymforge.envs.confounders.dynamics import EnvConfig
@@ -269,15 +266,3 @@ class ConfounderStreamVecEnv(TorchVectorEnv):
 def _where(mask: torch.Tensor, new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
     """``new`` in the instances of ``mask`` (B,), ``old`` elsewhere (any trailing shape)."""
     return torch.where(mask.reshape(-1, *([1] * (new.dim() - 1))), new, old)
-
-
-class ConfounderStreamEnv(TorchScalarEnv):
-    __doc__ = _DOC
-    vector_env_cls = ConfounderStreamVecEnv
-
-
-def make_confounder_stream_vec_env(**kwargs: Any) -> ConfounderStreamVecEnv | ShardedVectorEnv:
-    """``gym.make_vec``'s entry point of the ConfounderStream ids: a
-    :class:`ConfounderStreamVecEnv`, or with ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its
-    instances (see :func:`~gymforge.core.vector_factory.make_vector`)."""
-    return make_vector(ConfounderStreamVecEnv, **kwargs)

@@ -5,8 +5,8 @@
 per call, with per-instance hyperparameters; :mod:`gymforge.envs.metabbo.presets` the optimizer
 presets (Alg0/Alg1/Alg2), :mod:`gymforge.envs.metabbo.features` the 9 status features,
 :mod:`gymforge.envs.metabbo.dynamics` the batched env dynamics and
-:mod:`gymforge.envs.metabbo.gym_env` the ``MetaBBO-v0`` adapters (``MetaBBOEnv``,
-``MetaBBOVecEnv``).
+:mod:`gymforge.envs.metabbo.gym_env` the batched ``MetaBBOVecEnv`` of the ``MetaBBO`` ids (their
+``gym.make`` env is its batch-of-one view).
 """
 
 from gymforge.envs.metabbo.bbob import (

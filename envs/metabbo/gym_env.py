@@ -1,4 +1,4 @@
-"""Gymnasium adapters of the MetaBBO ids: the batched ``MetaBBOVecEnv`` and the scalar ``MetaBBOEnv``."""
+"""The MetaBBO ids' batched ``MetaBBOVecEnv`` (its ``gym.make`` env is the batch-of-one view the registry builds from it)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,7 @@ from gymnasium import spaces
 
 from gymforge.core.host_guards import default_guards, host_guards
 from gymforge.core.reset_options import check_reset_options
-from gymforge.core.scalar_env import TorchScalarEnv
-from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
-from gymforge.core.vector_factory import make_vector
 from gymforge.envs.metabbo import dynamics
 from gymforge.envs.metabbo.dynamics import MetaBBOConfig
 from gymforge.envs.metabbo.features import NUM_FEATURES
@@ -217,15 +214,3 @@ class MetaBBOVecEnv(TorchVectorEnv):
     def _observe(self) -> torch.Tensor:
         with host_guards(self.guards):
             return dynamics.observe(self.config, self.state)
-
-
-class MetaBBOEnv(TorchScalarEnv):
-    __doc__ = _DOC
-    vector_env_cls = MetaBBOVecEnv
-
-
-def make_metabbo_vec_env(**kwargs: Any) -> MetaBBOVecEnv | ShardedVectorEnv:
-    """``gym.make_vec``'s entry point of the MetaBBO ids: a :class:`MetaBBOVecEnv`, or with
-    ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
-    :func:`~gymforge.core.vector_factory.make_vector`)."""
-    return make_vector(MetaBBOVecEnv, **kwargs)

@@ -6,7 +6,7 @@ from gymforge.envs.minmax.parallel_env import (
     MinMaxBatchedParallelEnv,
     MinMaxParallelEnv,
 )
-from gymforge.envs.minmax.tuning_env import MinMaxTuningEnv, MinMaxTuningVecEnv
+from gymforge.envs.minmax.tuning_env import MinMaxTuningVecEnv
 
 __all__ = [
     "GAME_NAMES",
@@ -15,7 +15,6 @@ __all__ = [
     "MinMaxAECEnv",
     "MinMaxBatchedParallelEnv",
     "MinMaxParallelEnv",
-    "MinMaxTuningEnv",
     "MinMaxTuningVecEnv",
     "make_game",
 ]

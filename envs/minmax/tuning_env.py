@@ -1,7 +1,8 @@
 """``MinMaxTuning-v0``: an optimizer agent picks the step size and momentum of heavy-ball GDA.
 
 :class:`MinMaxTuningVecEnv` runs ``B`` games batched in torch, each with its own step size and
-momentum per step; :class:`MinMaxTuningEnv` is the ``gym.Env`` at ``B = 1`` over the same code.
+momentum per step; ``gym.make("MinMaxTuning-v0")`` is its view at ``B = 1`` (built by the
+registry, :mod:`gymforge.entry_points`), over the same code.
 """
 
 from __future__ import annotations
@@ -14,11 +15,8 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from gymforge.core.scalar_env import TorchScalarEnv
-from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.spaces import as_action_tensor
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
-from gymforge.core.vector_factory import make_vector
 from gymforge.envs.minmax import dynamics
 from gymforge.envs.minmax.config import GameConfig, check_order, check_positive
 from gymforge.envs.minmax.dynamics import HBState, hb_step
@@ -219,15 +217,3 @@ class MinMaxTuningVecEnv(TorchVectorEnv):
         obs = torch.cat([hb.x, hb.y, hb.x - hb.x_prev, hb.y - hb.y_prev, gx, gy, elapsed], 1)
         obs = torch.nan_to_num(obs, nan=0.0).clamp(-OBS_CLIP, OBS_CLIP)
         return obs.to(torch.float32)
-
-
-class MinMaxTuningEnv(TorchScalarEnv):
-    __doc__ = _DOC
-    vector_env_cls = MinMaxTuningVecEnv
-
-
-def make_minmax_tuning_vec_env(**kwargs: Any) -> MinMaxTuningVecEnv | ShardedVectorEnv:
-    """``gym.make_vec``'s entry point of ``MinMaxTuning-v0``: a :class:`MinMaxTuningVecEnv`, or with
-    ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
-    :func:`~gymforge.core.vector_factory.make_vector`)."""
-    return make_vector(MinMaxTuningVecEnv, **kwargs)

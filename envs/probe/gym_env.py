@@ -1,17 +1,12 @@
-"""Gymnasium adapters of the probe env: the batched ``ProbeVecEnv`` and the scalar ``ProbeEnv``."""
+"""The probe env's batched ``ProbeVecEnv`` (its ``gym.make`` env is the batch-of-one view the registry builds from it)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 import torch
 from gymnasium import spaces
 
-from gymforge.core.scalar_env import TorchScalarEnv
-from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
-from gymforge.core.vector_factory import make_vector
 from gymforge.envs.probe import dynamics
 from gymforge.envs.probe.config import ProbeConfig
 
@@ -81,15 +76,3 @@ class ProbeVecEnv(TorchVectorEnv):
 
     def _observe(self) -> torch.Tensor:
         return dynamics.observe(self.config, self.state)
-
-
-class ProbeEnv(TorchScalarEnv):
-    __doc__ = _DOC
-    vector_env_cls = ProbeVecEnv
-
-
-def make_probe_vec_env(**kwargs: Any) -> ProbeVecEnv | ShardedVectorEnv:
-    """``gym.make_vec``'s entry point of ``Probe-Match-v0``: a :class:`ProbeVecEnv`, or with
-    ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
-    :func:`~gymforge.core.vector_factory.make_vector`)."""
-    return make_vector(ProbeVecEnv, **kwargs)

@@ -2,7 +2,10 @@
 
 It runs the family's :class:`TorchVectorEnv` at ``num_envs=1`` without autoreset and converts to
 numpy at the boundary, so ``gym.make(id)`` and ``gym.make_vec(id, ...)`` share one implementation
-of the dynamics.
+of the dynamics. A family writes no scalar class of its own: :func:`scalar_view` builds the view
+of its vector class (on ``TorchScalarEnv``, or on a subclass that adds helpers, such as the
+Off-CMAB ``CMABEnv``), and the registry (:mod:`gymforge.entry_points`) registers that view as
+the id's ``gym.make`` entry point.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from gymforge.core.vector_env import TorchVectorEnv
 class TorchScalarEnv(gym.Env):
     """A ``gym.Env`` running ``vector_env_cls(num_envs=1, autoreset=False, **kwargs)`` on the CPU.
 
-    Subclasses set ``vector_env_cls`` (and usually copy its docstring).
+    A family's view is built by :func:`scalar_view`, which sets ``vector_env_cls`` and the
+    docstring; a subclass that adds helpers (and leaves ``vector_env_cls`` unset) is a base for
+    such views.
     """
 
     vector_env_cls: type[TorchVectorEnv]
@@ -60,6 +65,35 @@ class TorchScalarEnv(gym.Env):
 
     def _obs(self, obs: torch.Tensor) -> np.ndarray:
         return obs[0].numpy().astype(self.observation_space.dtype, copy=True)
+
+
+def scalar_view(
+    vector_env_cls: type[TorchVectorEnv],
+    base: type[TorchScalarEnv] = TorchScalarEnv,
+    *,
+    name: str | None = None,
+    module: str | None = None,
+) -> type[TorchScalarEnv]:
+    """The ``gym.Env`` class at batch size one over ``vector_env_cls``: a subclass of ``base``
+    with ``vector_env_cls`` set and the vector class's docstring.
+
+    ``name`` (default: the vector class's name with ``VecEnv`` replaced by ``Env``, e.g.
+    ``ProbeVecEnv`` -> ``ProbeEnv``) and ``module`` (default the vector class's) are where
+    ``pickle`` looks the class up, so a caller that pickles instances keeps the class at
+    ``module.name`` (the registry keeps each id's view in :mod:`gymforge.entry_points`).
+    """
+    if not (isinstance(vector_env_cls, type) and issubclass(vector_env_cls, TorchVectorEnv)):
+        raise TypeError(f"vector_env_cls must be a TorchVectorEnv subclass, got {vector_env_cls!r}")
+    if not (isinstance(base, type) and issubclass(base, TorchScalarEnv)):
+        raise TypeError(f"base must be a TorchScalarEnv subclass, got {base!r}")
+    name = name or vector_env_cls.__name__.removesuffix("VecEnv") + "Env"
+    namespace = {
+        "__doc__": vector_env_cls.__doc__,
+        "__module__": module or vector_env_cls.__module__,
+        "__qualname__": name,
+        "vector_env_cls": vector_env_cls,
+    }
+    return type(name, (base,), namespace)
 
 
 def _unbatch_info(info: dict[str, Any]) -> dict[str, Any]:

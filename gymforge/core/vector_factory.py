@@ -9,10 +9,10 @@ what comes back:
 - ``autoreset_mode`` and ``array_backend``: Gymnasium's vector options (see
   :mod:`gymforge.core.vector_env`), applied to the env just built.
 
-Each family's vector entry point is a small function over it, e.g.
-``make_lineflow_vec_env(**kwargs) = make_vector(LineFlowVecEnv, **kwargs)``; a third-party
-``TorchVectorEnv`` registers one like it to take the same keywords through ``gym.make_vec``.
-Every option is checked before the env is built.
+Every batched id's vector entry point is this factory bound to the id's class (built by the
+registry, :mod:`gymforge.entry_points`), so a third-party ``TorchVectorEnv`` registered with
+``EnvSpec(vector_env="module:Class")`` takes the same keywords through ``gym.make_vec``. Every
+option is checked before the env is built.
 """
 
 from __future__ import annotations

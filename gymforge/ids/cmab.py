@@ -16,20 +16,16 @@ SPECS: tuple[EnvSpec, ...] = tuple(
         id=f"OffCMAB-{name}-v0",
         family="cmab",
         summary=summary,
-        entry_point=f"{_ENV}:{name}Env",
-        vector_entry_point=f"{_ENV}:make_{factory}_vec_env",
+        vector_env=f"{_ENV}:{name}VecEnv",
+        scalar_base=f"{_ENV}:CMABEnv",  # the scalar view's numpy evaluation helpers
         capabilities=_CAPABILITIES,
         agents={} if name == "InfluenceMax" else {"cucb": _ONLINE_CUCB},
         dataset_collector=_COLLECT,
     )
-    for name, factory, summary in (
-        ("Cascade", "cascade", "Off-CMAB cascading bandit: rank k of m items (m=100, k=5)"),
-        ("LLMCache", "llm_cache", "Off-CMAB LLM cache: cache k of m queries (m=100, k=40)"),
-        (
-            "InfluenceMax",
-            "influence_max",
-            "Off-CMAB influence maximization: k seeds, node feedback",
-        ),
-        ("KPath", "kpath", "Off-CMAB k-path semi-bandit (lower-bound instance)"),
+    for name, summary in (
+        ("Cascade", "Off-CMAB cascading bandit: rank k of m items (m=100, k=5)"),
+        ("LLMCache", "Off-CMAB LLM cache: cache k of m queries (m=100, k=40)"),
+        ("InfluenceMax", "Off-CMAB influence maximization: k seeds, node feedback"),
+        ("KPath", "Off-CMAB k-path semi-bandit (lower-bound instance)"),
     )
 )

@@ -9,8 +9,7 @@ from gymforge.spec import Capabilities, EnvSpec
 
 ORDER = 40
 
-_ENV = "gymforge.envs.confounders.gym_env:ConfounderStreamEnv"
-_VEC_ENV = "gymforge.envs.confounders.gym_env:make_confounder_stream_vec_env"
+_VEC_ENV = "gymforge.envs.confounders.gym_env:ConfounderStreamVecEnv"
 _CAPS = Capabilities(batched=True, devices=("cpu", "cuda"))
 _AGENTS = {
     "rmdn": "gymforge.agents.confounders.online:rmdn_online_agent",
@@ -35,8 +34,7 @@ SPECS: tuple[EnvSpec, ...] = tuple(
         id=f"{name}-v{version}",
         family="confounders",
         summary=summary + ("" if version == 0 else "; batched counter-based draws"),
-        entry_point=_ENV,
-        vector_entry_point=_VEC_ENV,
+        vector_env=_VEC_ENV,
         kwargs=kwargs if version == 0 else {**kwargs, "draws": "counter"},
         capabilities=_CAPS,
         agents=_AGENTS,

@@ -9,7 +9,7 @@ from gymforge.spec import Capabilities, EnvSpec
 ORDER = 0
 
 _LINEFLOW_ENV = "gymforge.envs.lineflow.gym_env:LineFlowEnv"
-_LINEFLOW_VEC_ENV = "gymforge.envs.lineflow.batched.vector_env:make_lineflow_vec_env"
+_LINEFLOW_VEC_ENV = "gymforge.envs.lineflow.batched.vector_env:LineFlowVecEnv"
 _LINEFLOW_AGENTS = "gymforge.agents.lineflow"
 _LINEFLOW_BATCHED = Capabilities(
     batched=True, devices=("cpu", "cuda"), render_modes=("rgb_array", "human"), same_engine=False
@@ -108,7 +108,7 @@ def _lineflow_spec(row: _LineRow) -> EnvSpec:
         family="lineflow",
         summary=f"LineFlow {row.suffix}: {row.summary}",
         entry_point=_LINEFLOW_ENV,
-        vector_entry_point=_LINEFLOW_VEC_ENV if row.batched else None,
+        vector_env=_LINEFLOW_VEC_ENV if row.batched else None,
         kwargs=kwargs,
         capabilities=_LINEFLOW_BATCHED if row.batched else _LINEFLOW_SCALAR_ONLY,
         agents={name: f"{_LINEFLOW_AGENTS}:{cls}" for name, cls in row.agents.items()},
@@ -121,7 +121,7 @@ SPECS: tuple[EnvSpec, ...] = (
         family="lineflow",
         summary="Production line (exact SimPy engine); scenario= name or line= LineSpec",
         entry_point=_LINEFLOW_ENV,
-        vector_entry_point=_LINEFLOW_VEC_ENV,
+        vector_env=_LINEFLOW_VEC_ENV,
         kwargs={"scenario": "waiting_time"},
         capabilities=_LINEFLOW_BATCHED,
         agents={"optimal": f"{_LINEFLOW_AGENTS}:OptimalWaitingTimeAgent"},

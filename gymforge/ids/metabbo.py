@@ -10,8 +10,7 @@ from gymforge.spec import Capabilities, EnvSpec
 
 ORDER = 10
 
-_ENV = "gymforge.envs.metabbo.gym_env:MetaBBOEnv"
-_VEC_ENV = "gymforge.envs.metabbo.gym_env:make_metabbo_vec_env"
+_VEC_ENV = "gymforge.envs.metabbo.gym_env:MetaBBOVecEnv"
 _CAPS = Capabilities(batched=True, devices=("cpu", "cuda"), offline_dataset=True)
 _COLLECTOR = "gymforge.baselines.metabbo.behaviors:collect_cli"  # dataset collect + "sb3" behaviour
 _BASELINES = "gymforge.baselines.metabbo"
@@ -53,8 +52,7 @@ def _spec(id_: str, preset: str, summary: str, version: int) -> EnvSpec:
         id=f"{id_}-v{version}",
         family="metabbo",
         summary=summary + ("" if version == 0 else "; batched counter-based instance draws"),
-        entry_point=_ENV,
-        vector_entry_point=_VEC_ENV,
+        vector_env=_VEC_ENV,
         kwargs={"preset": preset} if version == 0 else {"preset": preset, "draws": "counter"},
         capabilities=_CAPS,
         agents=agents,

@@ -11,8 +11,7 @@ SPECS: tuple[EnvSpec, ...] = (
         id="Probe-Match-v0",
         family="probe",
         summary="Probe env: name the shown target; exercises termination, truncation, autoreset",
-        entry_point="gymforge.envs.probe.gym_env:ProbeEnv",
-        vector_entry_point="gymforge.envs.probe.gym_env:make_probe_vec_env",
+        vector_env="gymforge.envs.probe.gym_env:ProbeVecEnv",
         capabilities=Capabilities(batched=True, devices=("cpu", "cuda")),
     ),
 )

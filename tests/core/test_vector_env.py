@@ -10,7 +10,8 @@ from stable_baselines3 import PPO
 
 from gymforge.adapters.sb3 import as_sb3_vec_env
 from gymforge.core.instance_rng import InstanceRNG
-from gymforge.envs.probe import ProbeEnv, ProbeVecEnv
+from gymforge.entry_points import ProbeEnv
+from gymforge.envs.probe import ProbeVecEnv
 
 
 def test_core__probe_terminates_after_patience_mistakes():

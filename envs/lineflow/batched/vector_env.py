@@ -16,9 +16,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from gymforge.core.sharded import ShardedVectorEnv
 from gymforge.core.vector_env import StepOutput, TorchVectorEnv
-from gymforge.core.vector_factory import make_vector
 from gymforge.envs.lineflow.batched.compiled import compile_line
 from gymforge.envs.lineflow.batched.engine import GPU_MODE, Engine, initial_state, reset_where
 from gymforge.envs.lineflow.batched.observe import Observer
@@ -129,10 +127,3 @@ class LineFlowVecEnv(TorchVectorEnv):
 
     def _observe(self) -> torch.Tensor:
         return self.observer(self.state)
-
-
-def make_lineflow_vec_env(**kwargs: Any) -> LineFlowVecEnv | ShardedVectorEnv:
-    """``gym.make_vec``'s entry point of the batched LineFlow ids: a :class:`LineFlowVecEnv`, or
-    with ``num_workers=K > 1`` a ``ShardedVectorEnv`` of its instances (see
-    :func:`~gymforge.core.vector_factory.make_vector`)."""
-    return make_vector(LineFlowVecEnv, **kwargs)

@@ -10,8 +10,9 @@ from gymnasium.utils.env_checker import check_env
 
 import gymforge  # noqa: F401 - registers the ids
 from gymforge.agents.minmax.heavy_ball import run_heavy_ball
+from gymforge.entry_points import MinMaxTuningEnv
 from gymforge.envs.minmax.games import GAME_NAMES, make_game
-from gymforge.envs.minmax.tuning_env import MinMaxTuningEnv, MinMaxTuningVecEnv
+from gymforge.envs.minmax.tuning_env import MinMaxTuningVecEnv
 
 
 def test_reward_is_the_decrease_of_the_distance_to_the_equilibrium():
