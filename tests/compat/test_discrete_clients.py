@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import gymforge  # noqa: F401
+from gymforge.registry import all_specs
 from gymforge.wrappers import DiscreteAction, DiscreteActionVector
 
 SHORT = {"horizon": 200}
@@ -98,14 +99,24 @@ def test_a_cleanrl_style_ppo_loop_runs_through_the_documented_line():
     assert len(returns) == 2 and all(np.isfinite(returns))
 
 
-@pytest.mark.parametrize("env_id", ["LineFlow-v0", "LineFlow-WaitingTime-v0", "OffCMAB-KPath-v0"])
-def test_torchrl_gym_wrapper_passes_its_spec_check_through_the_documented_line(env_id):
+SINGLE_AGENT = [s.id for s in all_specs() if not s.capabilities.multi_agent]
+
+
+def one_choice(space: gym.Space) -> bool:
+    """A MultiDiscrete of one entry: a single choice (TorchRL calls ``int(action)`` on it)."""
+    return isinstance(space, gym.spaces.MultiDiscrete) and space.nvec.size == 1
+
+
+@pytest.mark.parametrize("env_id", SINGLE_AGENT)
+def test_torchrl_gym_env_passes_its_spec_check_on_every_single_agent_id(env_id):
+    """Unchanged (``GymEnv(id)``), or through the documented line for one-choice ids."""
     pytest.importorskip("torchrl")
-    from torchrl.envs import GymWrapper
+    from torchrl.envs import GymEnv, GymWrapper
     from torchrl.envs.utils import check_env_specs
 
-    kwargs = SHORT if env_id.startswith("LineFlow") else {}
-    env = GymWrapper(DiscreteAction(gym.make(env_id, **kwargs)))
+    if one_choice(gym.spec(env_id).make().action_space):
+        env = GymWrapper(DiscreteAction(gym.make(env_id)))
+    else:
+        env = GymEnv(env_id)
     check_env_specs(env, seed=0)
-    rollout = env.rollout(5)
-    assert rollout["action"].shape[0] == 5
+    assert env.rollout(3)["action"].shape[0] == 3
