@@ -58,6 +58,43 @@ def git_revision(root: Path = REPO_ROOT) -> str | None:
     return head + ("+dirty" if dirty else "")
 
 
+def provenance(root: Path = REPO_ROOT, allow_dirty: bool = False) -> dict[str, Any]:
+    """The revision results come from and whether they are final.
+
+    ``final`` is ``True`` only for a clean tree: a revision ending in ``+dirty`` names a commit
+    the code that ran differs from, so nobody can check such a result out again.
+    ``allow_dirty`` records that the writer was told to accept that (``--allow-dirty``).
+    """
+    revision = git_revision(root)
+    dirty = revision is None or revision.endswith("+dirty")
+    record: dict[str, Any] = {"git_revision": revision, "final": not dirty}
+    if dirty:
+        record["allow_dirty"] = allow_dirty
+    return record
+
+
+def require_clean_tree(allow_dirty: bool, root: Path = REPO_ROOT) -> dict[str, Any]:
+    """:func:`provenance` for a writer of final results: refuses (``SystemExit``) a dirty tree
+    or an unknown revision unless ``allow_dirty``, in which case the record says so."""
+    record = provenance(root, allow_dirty)
+    if not record["final"] and not allow_dirty:
+        raise SystemExit(
+            f"the working tree is not clean (revision {record['git_revision']}): final results "
+            "name the commit that produced them; commit first, or pass --allow-dirty to record "
+            "the result as not final"
+        )
+    return record
+
+
+def add_allow_dirty(parser: argparse.ArgumentParser) -> None:
+    """The ``--allow-dirty`` option of a writer of final results."""
+    parser.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="write results from a dirty working tree (recorded as final: false)",
+    )
+
+
 def interpreter_name() -> str:
     """The running interpreter, relative to the repository root when it lives inside it."""
     path = Path(sys.executable)
@@ -75,9 +112,10 @@ def machine_info(packages: Iterable[str], extra: dict[str, Any] | None = None) -
     """Platform, CPUs, interpreter, ``extra`` facts, package versions and git revision.
 
     The keys come in this order: ``platform``, ``machine``, ``processor``, ``cpu_model``,
-    ``cpu_count``, ``cpus_usable``, ``python``, then those of ``extra``, then ``versions`` and
-    ``git_revision``.
+    ``cpu_count``, ``cpus_usable``, ``python``, then those of ``extra``, then ``versions``,
+    ``git_revision`` and ``final`` (``False`` for a dirty tree: see :func:`provenance`).
     """
+    facts = provenance()
     return {
         "platform": platform.platform(),
         "machine": platform.machine(),
@@ -88,7 +126,8 @@ def machine_info(packages: Iterable[str], extra: dict[str, Any] | None = None) -
         "python": sys.version.split()[0],
         **(extra or {}),
         "versions": package_versions(packages),
-        "git_revision": git_revision(),
+        "git_revision": facts["git_revision"],
+        "final": facts["final"],
     }
 
 

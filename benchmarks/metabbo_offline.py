@@ -18,6 +18,9 @@ Run from the repository root::
     .venv/bin/python -m benchmarks.metabbo_offline --quick    # smoke size (~2 min)
 
 Writes ``benchmarks/results/metabbo_offline.json`` and ``.md`` (``--quick``: ``*_quick.*``).
+A full run evaluates on the test split: it needs a clean working tree (``--allow-dirty``
+records a dirty one as not final) and enters its file in the test-split ledger
+(``benchmarks.metabbo_ledger``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import numpy as np
 import torch
 
 from benchmarks import common
+from benchmarks.metabbo_ledger import record_offline
 from gymforge.agents.metabbo.agent import QMambaAgent, load_model, save_model
 from gymforge.agents.metabbo.qmamba import QMambaConfig
 from gymforge.agents.metabbo.train import TrainConfig, TrainResult, fit
@@ -104,6 +108,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="static configuration to compare with, e.g. 7,7,15 (default: part A's saved grid "
         "winner, else a grid search on the train split)",
     )
+    common.add_allow_dirty(p)
     args = p.parse_args(argv)
     if args.model is not None and args.dataset is None:
         p.error("--model needs --dataset (the data the model was trained on)")
@@ -141,6 +146,26 @@ def best_static_agent(env_kwargs: dict[str, Any], given: str | None) -> tuple[An
     }
 
 
+def paired_verdicts(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Q-Mamba against random and the best static configuration, run by run: per metric the
+    paired difference's mean, 95% CI and p-value, and the word the CI supports
+    (:func:`benchmarks.claims.verdict`; a higher mean whose CI holds 0 is a tie)."""
+    from benchmarks.claims import verdict
+    from benchmarks.metabbo_experts import paired_test
+
+    q = results["qmamba"]["runs"]
+    out = {}
+    for other in ("random", "best_static"):
+        for metric, higher_is_better in (("perf", True), ("log10_error", False)):
+            diff = (
+                np.asarray(q[metric]).ravel() - np.asarray(results[other]["runs"][metric]).ravel()
+            )
+            test = paired_test(diff)
+            test["verdict"] = verdict(*test["ci95"], higher_is_better=higher_is_better)
+            out[f"qmamba_vs_{other}_{metric}"] = test
+    return out
+
+
 def summarise(result: dict[str, Any]) -> dict[str, Any]:
     keep = ("perf", "log10_error", "aei", "seconds")
     return {
@@ -155,6 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     register_behavior()  # the 'sb3' behaviour ($GYMFORGE_METABBO_SB3_EXPERT)
     suffix = ("_quick" if args.quick else "") + args.tag
+    provenance = (
+        common.provenance(allow_dirty=True)
+        if args.quick
+        else common.require_clean_tree(args.allow_dirty)
+    )
     started = time.perf_counter()
     load_start = os.getloadavg()
     env_kwargs = {"split": "easy", "subset": "train", "max_generations": args.max_generations}
@@ -275,16 +305,7 @@ def main(argv: list[str] | None = None) -> int:
             f"AEI {out['aei']:.3f}  ({out['seconds']:.1f} s)"
         )
 
-    q = results["qmamba"]
-    verdicts = {
-        f"qmamba_beats_{other}_{metric}": (
-            q[metric] < results[other][metric]
-            if metric == "log10_error"
-            else q[metric] > results[other][metric]
-        )
-        for other in ("random", "best_static")
-        for metric in ("perf", "log10_error", "aei")
-    }
+    verdicts = paired_verdicts(results)
     record = {
         "benchmark": "metabbo_offline",
         "quick": args.quick,
@@ -329,10 +350,17 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_start": load_start,
         "load_average_end": os.getloadavg(),
         "machine": common.machine_info(["torch", "numpy", "gymnasium"]),
+        "provenance": provenance,
         "command": common.command_line(),
     }
-    common.write_json(RESULTS / f"metabbo_offline{suffix}.json", record, indent=1)
+    path = RESULTS / f"metabbo_offline{suffix}.json"
+    common.write_json(path, record, indent=1)
     common.write_atomic(RESULTS / f"metabbo_offline{suffix}.md", render_markdown(record))
+    if not args.quick:
+        variant = f"{args.expert} expert data, µ = {args.mu}" + (
+            f" ({args.tag.strip('_')})" if args.tag else ""
+        )
+        record_offline(path, time.strftime("%Y-%m-%d", time.gmtime()), variant)
     print(f"total {record['total_seconds']:.0f} s; verdicts {verdicts}")
     return 0
 
@@ -390,8 +418,13 @@ def render_markdown(r: dict[str, Any]) -> str:
             for n in names
         ]
         lines.append(f"| f{problem['function_id']} | " + " | ".join(cells) + " |")
-    lines += ["", "Verdicts (Q-Mamba better than ...):", ""]
-    lines += [f"- {k}: {'yes' if v else 'no'}" for k, v in r["verdicts"].items()]
+    lines += ["", "Q-Mamba against random and best static (paired 95% CI, run by run):", ""]
+    for key, v in r["verdicts"].items():
+        if isinstance(v, dict):
+            low, high = v["ci95"]
+            lines.append(f"- {key}: {v['verdict']} ({v['mean']:+.4f} [{low:+.4f}, {high:+.4f}])")
+        else:  # files written before the paired verdicts compared means only
+            lines.append(f"- {key}: {'higher mean' if v else 'not higher'} (means only)")
     lines.append("")
     return "\n".join(lines)
 

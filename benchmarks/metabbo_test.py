@@ -8,7 +8,9 @@ population 100, 500 generations. Models and hyperparameters are chosen on the va
 this script is the only evaluation on the test split, and it evaluates a row at most once: every
 evaluation is kept as its own file under ``benchmarks/results/metabbo_test/``
 (``PRESET-ROW.json``, with the per-run figures, the command and the time), and a row that
-already has one is refused.
+already has one is refused. Each evaluation written to the results gets its row in the
+test-split ledger (``benchmarks.metabbo_ledger``), and the results need a clean working tree
+(``--allow-dirty`` records a dirty one as not final).
 
 Rows per preset (``alg0``, ``alg1``, ``alg2``): ``random`` (uniform random configuration, the
 reference of the paired tests), ``best_static`` (the train-split grid-search winner), ``jde``,
@@ -53,6 +55,7 @@ import torch
 from benchmarks import common
 from benchmarks.claims import bonferroni_note, verdict
 from benchmarks.metabbo_experts import load_protocol, paired_test
+from benchmarks.metabbo_ledger import record_protocol_evaluation
 from gymforge.baselines.metabbo.experts import ACTING
 from gymforge.leaderboards.stats import bootstrap_ci
 
@@ -221,9 +224,17 @@ def check_jobs(jobs: list[tuple[str, str]], models: dict, store: Path) -> None:
 
 
 def run_and_store(
-    preset: str, row: str, split: dict, models: dict, store: Path, command: str
+    preset: str,
+    row: str,
+    split: dict,
+    models: dict,
+    store: Path,
+    command: str,
+    provenance: dict[str, Any],
 ) -> None:
-    """Evaluate one row and write its file (:func:`check_jobs` has refused repeats)."""
+    """Evaluate one row, write its file (:func:`check_jobs` has refused repeats) with
+    ``provenance`` (:func:`benchmarks.common.provenance`), and enter it in the test-split ledger
+    when it is a result (``store`` is the results folder)."""
     path = _store_path(store, preset, row)
     start = time.perf_counter()
     runs = (
@@ -243,11 +254,14 @@ def run_and_store(
             (common.REPO_ROOT / "benchmarks" / "metabbo_protocol.json").read_bytes()
         ).hexdigest(),
         "split": {k: split[k] for k in ("function_ids", "instance_id", "n_seeds")},
-        "git": common.git_revision(),
+        "git": provenance["git_revision"],
+        "provenance": provenance,
         "runs": runs,
     }
     store.mkdir(parents=True, exist_ok=True)
     common.write_json(path, record, indent=1)
+    if store == STORE:
+        record_protocol_evaluation(path)
     print(f"{preset} {row}: {record['seconds']} s", flush=True)
 
 
@@ -523,6 +537,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--render", action="store_true", help="only rewrite the tables")
     p.add_argument("--quick", action="store_true", help="smoke size into --out (not a result)")
     p.add_argument("--out", type=Path, default=None, help="store folder (default: the results)")
+    common.add_allow_dirty(p)
     args = p.parse_args(argv)
     rows = [r for r in args.rows.split(",") if r]
     presets = [x for x in args.presets.split(",") if x]
@@ -550,8 +565,13 @@ def main(argv: list[str] | None = None) -> int:
     jobs += [("any", name) for name in REFERENCES] if args.references else []
     if not args.render:
         check_jobs(jobs, models, store)
+        provenance = (
+            common.require_clean_tree(args.allow_dirty)
+            if store == STORE
+            else common.provenance(allow_dirty=True)
+        )
         for preset, row in jobs:
-            run_and_store(preset, row, split, models, store, command)
+            run_and_store(preset, row, split, models, store, command, provenance)
     text = render(store)
     target = store.parent / "metabbo_test.md" if store == STORE else store / "metabbo_test.md"
     common.write_atomic(target, text)

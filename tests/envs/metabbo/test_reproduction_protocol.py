@@ -109,3 +109,67 @@ def test_the_test_evaluation_refuses_a_second_run_of_a_row_and_pairs_runs(tmp_pa
     assert text.count("| shade |") == 5  # three metric tables, one paired, one per function
     assert "| alg0 | f1 | f15 |" in text
     assert "python -m benchmarks.metabbo_test --quick" in text
+
+
+def _test_split_tasks() -> list[str]:
+    """Boards whose frozen protocol evaluates on the test functions (env kwarg subset='test')."""
+    tasks = []
+    for path in sorted((ROOT / "leaderboards" / "protocols" / "metabbo").glob("*.json")):
+        protocol = json.loads(path.read_text(encoding="utf-8"))
+        if protocol["env"].get("kwargs", {}).get("subset") == "test":
+            tasks.append(protocol["task"])
+    return tasks
+
+
+def test_every_board_row_on_a_test_split_board_has_a_ledger_row():
+    from benchmarks.metabbo_ledger import board_rows, test_split_boards
+
+    ledger = LEDGER.read_text(encoding="utf-8")
+    tasks = _test_split_tasks()
+    assert tasks and test_split_boards() == tasks
+    keys = []
+    for task in tasks:
+        board = ROOT / "leaderboards" / task / "submissions"
+        keys += [f"{task}/{folder.name}" for folder in sorted(board.iterdir())]
+    assert len(keys) == len(board_rows()) >= 27
+    missing = [key for key in keys if f"`{key}`" not in ledger]
+    assert not missing, f"board rows on the test split without a ledger row: {missing}"
+
+
+def test_the_epoch_22_board_row_has_its_submission_date_and_figures():
+    row = next(
+        line
+        for line in LEDGER.read_text(encoding="utf-8").splitlines()
+        if "epoch-22-chosen-on-validation`" in line
+    )
+    assert "| 2026-12-07 | −2.67 [−3.99, −1.47] | −2.36 [−3.77, −1.10] |" in row
+
+
+def test_ledger_rows_are_written_once_by_one_function(tmp_path):
+    from benchmarks.metabbo_ledger import record_board_row, record_protocol_evaluation
+
+    ledger = tmp_path / "ledger.md"
+    ledger.write_text(LEDGER.read_text(encoding="utf-8"), encoding="utf-8")
+    task_folder = ROOT / "leaderboards" / "metabbo" / "MetaBBO" / "submissions"
+    folder = tmp_path / "metabbo" / "MetaBBO" / "submissions" / "20261208-new-row"
+    folder.mkdir(parents=True)
+    source = task_folder / "20261207-q-mamba-greedy-alg0-data-epoch-22-chosen-on-validation"
+    submission = json.loads((source / "submission.json").read_text())
+    submission["id"] = folder.name
+    (folder / "submission.json").write_text(json.dumps(submission))
+    (folder / "results.json").write_text((source / "results.json").read_text())
+    number = record_board_row(folder, ledger)
+    assert number == 62
+    assert record_board_row(folder, ledger) is None
+    text = ledger.read_text(encoding="utf-8")
+    rows = text.split("| # | board row |", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert rows[-1].startswith("| 62 | `metabbo/MetaBBO/20261208-new-row` ")
+    evaluation = tmp_path / "alg0-new.json"
+    evaluation.write_text(
+        json.dumps(
+            {"preset": "alg0", "row": "new", "model": None, "evaluated_at": "2026-12-08 10:00 UTC"}
+        )
+    )
+    assert record_protocol_evaluation(evaluation, ledger) == 63
+    rows = ledger.read_text().split("| # | evaluation file", 1)[1].split("\n\n", 1)[0]
+    assert rows.splitlines()[-1] == "| 63 | `alg0-new.json` | 2026-12-08 | alg0 | new |"
