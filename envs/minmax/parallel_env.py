@@ -20,8 +20,9 @@ from pettingzoo import AECEnv, ParallelEnv
 
 from gymforge.core.devices import check_device
 from gymforge.core.instance_rng import InstanceRNG
-from gymforge.core.reset_seeds import MAX_SEED, instance_seeds
+from gymforge.core.reset_seeds import MAX_SEED, batch_reset_seeds
 from gymforge.core.spaces import as_action_tensor, validate_batched_action
+from gymforge.core.vector_env import check_num_envs
 from gymforge.envs.minmax import dynamics
 from gymforge.envs.minmax.config import GameConfig, check_positive
 from gymforge.envs.minmax.games import BilinearGame, make_game
@@ -112,8 +113,7 @@ class MinMaxBatchedParallelEnv:
         max_increment: float = 1.0,
         random_game_dim: int | None = None,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        num_envs = check_num_envs(num_envs)
         check_positive("max_increment", max_increment)
         self.config = GameConfig(game, dict(game_params or {}), max_steps, init_scale)
         self.device = check_device(device)
@@ -145,10 +145,9 @@ class MinMaxBatchedParallelEnv:
     def reset(
         self, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, torch.Tensor], dict[str, dict[str, Any]]]:
-        if seed is not None and not isinstance(seed, (list, tuple, np.ndarray)):
-            instance_seeds(seed, self.num_envs, self.np_random)  # validates before any change
-            self.np_random, _ = seeding.np_random(int(seed))
-        seeds = instance_seeds(seed, self.num_envs, self.np_random)
+        seeds, generator_seed = batch_reset_seeds(seed, self.num_envs, self.np_random)
+        if generator_seed is not None:
+            self.np_random, _ = seeding.np_random(generator_seed)
         everyone = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         self.rng.reseed(everyone, torch.tensor(seeds, dtype=torch.int64, device=self.device))
         if self.random_game_dim is not None:

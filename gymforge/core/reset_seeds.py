@@ -39,3 +39,18 @@ def instance_seeds(
     if base + num_envs - 1 > MAX_SEED:
         raise ValueError(f"seed must be at most {MAX_SEED - num_envs + 1} for num_envs={num_envs}")
     return [base + i for i in range(num_envs)]
+
+
+def batch_reset_seeds(
+    seed: int | list[int] | None, num_envs: int, rng: np.random.Generator
+) -> tuple[list[int], int | None]:
+    """The seeds of a batched ``reset(seed=...)``, checked before anything changes, and the seed
+    to reseed the batch's numpy generator with.
+
+    Returns ``(instance seeds, generator seed)``: :func:`instance_seeds` (``None`` draws them
+    from ``rng``), and the first instance's seed when ``seed`` is given (Gymnasium's vector
+    convention), else None: ``rng`` goes on. Every batched env (``TorchVectorEnv`` and the
+    multi-agent batched games) seeds this way.
+    """
+    seeds = instance_seeds(seed, num_envs, rng)
+    return seeds, None if seed is None else seeds[0]

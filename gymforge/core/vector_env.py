@@ -47,7 +47,7 @@ from gymforge.core.devices import check_device
 from gymforge.core.instance_rng import InstanceRNG
 from gymforge.core.limits import check_memory
 from gymforge.core.reset_options import check_reset_options
-from gymforge.core.reset_seeds import instance_seeds
+from gymforge.core.reset_seeds import batch_reset_seeds
 from gymforge.core.spaces import CHECKED_SPACES, BatchedActionCheck, as_action_tensor
 from gymforge.core.vector_options import as_bool_mask, to_numpy
 
@@ -309,11 +309,8 @@ class TorchVectorEnv(VectorEnv):
     def _instance_seeds(self, seed: int | list[int] | None) -> list[int]:
         """One seed per instance for ``reset(seed=...)`` (validated first), with Gymnasium's
         ``np_random`` seeded from the first (or from entropy when ``seed`` is None)."""
-        if seed is None:
-            VectorEnv.reset(self, seed=None)
-            return instance_seeds(None, self.num_envs, self.np_random)
-        seeds = instance_seeds(seed, self.num_envs, self.np_random)  # validates first
-        VectorEnv.reset(self, seed=seeds[0])
+        seeds, generator_seed = batch_reset_seeds(seed, self.num_envs, self.np_random)
+        VectorEnv.reset(self, seed=generator_seed)  # (None keeps the generator going)
         return seeds
 
     def _checked_action(self, actions: Any) -> torch.Tensor:

@@ -10,6 +10,7 @@ from stable_baselines3 import PPO
 
 from gymforge.adapters.sb3 import as_sb3_vec_env
 from gymforge.core.instance_rng import InstanceRNG
+from gymforge.core.reset_seeds import batch_reset_seeds
 from gymforge.entry_points import ProbeEnv
 from gymforge.envs.probe import ProbeVecEnv
 
@@ -156,3 +157,26 @@ def test_core__ppo_learns_the_probe_env_through_the_adapter():
         obs, reward, *_ = env.step(int(action))
         hits += reward
     assert hits >= 14
+
+
+def test_batch_reset_seeds__instance_seeds_and_the_generator_seed() -> None:
+    rng = np.random.default_rng(0)
+    assert batch_reset_seeds(5, 3, rng) == ([5, 6, 7], 5)
+    assert batch_reset_seeds([9, 2], 2, rng) == ([9, 2], 9)
+    drawn, generator_seed = batch_reset_seeds(None, 2, np.random.default_rng(1))
+    assert generator_seed is None
+    assert drawn == [int(s) for s in np.random.default_rng(1).integers(0, 2**62, size=2)]
+    with pytest.raises(ValueError, match="seed"):
+        batch_reset_seeds(-1, 2, rng)
+
+
+def test_batch_reset_seeds__the_vector_base_and_the_batched_games_seed_alike() -> None:
+    from gymforge.envs.minmax.parallel_env import MinMaxBatchedParallelEnv
+
+    for seed in (4, [7, 3]):
+        games = MinMaxBatchedParallelEnv(num_envs=2)
+        venv = ProbeVecEnv(num_envs=2)
+        games.reset(seed=seed)
+        venv.reset(seed=seed)
+        assert games.rng.seed.tolist() == venv.rng.seed.tolist()
+        assert games.np_random.integers(2**62) == venv.np_random.integers(2**62)
