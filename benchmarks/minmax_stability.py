@@ -10,6 +10,11 @@ renormalisation (exact for a linear map); the script also checks that the subset
 between the two and that the simulated stable/unstable verdicts agree with the exact spectral
 radii (``torch.linalg.eigvals`` of the update matrices) away from the ρ = 1 boundary.
 
+It also records how closely Thm 4.6's step-size bound for Sim-HB,
+``min_λ 2(1−β)²/(1+β)·|Re λ|/(Im λ² − Re λ²)``, matches the exact largest stable step on the
+same game for β in THM46_BETAS (exact spectral computation, no timing; ``--thm46`` adds just
+this to the stored results without re-running the timings).
+
 Run: ``.venv/bin/python -m benchmarks.minmax_stability`` (``--quick``: 64 × 64 grid, one repeat).
 Writes ``benchmarks/results/minmax_stability.{json,md}``.
 """
@@ -33,6 +38,8 @@ RESULTS = common.REPO_ROOT / "benchmarks" / "results"
 ORDERS = ("simultaneous", "alternating")
 H_MAX, BETA_MIN, BETA_MAX = 1.0, -0.9, 0.9
 TARGET_S = 2.0
+#: momenta at which Thm 4.6's bound is compared with the exact largest stable step
+THM46_BETAS = (-0.3, -0.1, 0.0, 0.2, 0.4, 0.55, 0.7)
 
 
 def python_loop_rate(
@@ -105,6 +112,22 @@ def measure(grid: int, iterations: int, repeats: int, loop_pairs: int, dtype: to
     return rows
 
 
+def thm46_agreement() -> list[dict[str, float]]:
+    """Per β in :data:`THM46_BETAS`: the exact largest stable Sim-HB step on the quadratic game,
+    Thm 4.6's bound, and their relative difference ``|bound − exact| / exact``."""
+    from gymforge.agents.minmax.spectral import max_stable_step, thm46_step_bound
+
+    game = make_game("quadratic")
+    rows = []
+    for beta in THM46_BETAS:
+        exact = max_stable_step(game, beta, "simultaneous")
+        bound = thm46_step_bound(game, beta)
+        rows.append(
+            {"beta": beta, "exact": exact, "bound": bound, "relative": abs(bound - exact) / exact}
+        )
+    return rows
+
+
 def render_md(result: dict) -> str:
     cfg = result["config"]
     lines = [
@@ -139,6 +162,30 @@ def render_md(result: dict) -> str:
         "(on the boundary) as agreeing.",
         "",
     ]
+    thm46 = result.get("thm46")
+    if thm46:
+        relative = [r["relative"] for r in thm46]
+        lines += [
+            "## Thm 4.6: largest stable Sim-HB step, bound against exact",
+            "",
+            "Same game; exact: the largest h with spectral radius below 1 "
+            "(`gymforge.agents.minmax.spectral.max_stable_step`); bound: "
+            "min_λ 2(1−β)²/(1+β)·|Re λ|/(Im λ² − Re λ²).",
+            "",
+            "| β | exact | Thm 4.6 bound | relative difference |",
+            "|---:|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {r['beta']:+.2f} | {r['exact']:.5f} | {r['bound']:.5f} | "
+            f"{100 * r['relative']:.2f}% |"
+            for r in thm46
+        ]
+        lines += [
+            "",
+            f"The bound is within {100 * min(relative):.2f}–{100 * max(relative):.2f}% of the "
+            f"exact step for β in [{min(THM46_BETAS)}, {max(THM46_BETAS)}].",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -146,7 +193,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="64 × 64 grid, one repeat")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument(
+        "--thm46",
+        action="store_true",
+        help="only add the Thm 4.6 comparison to the stored results (no timing)",
+    )
     args = parser.parse_args()
+    if args.thm46:
+        import json
+
+        path = RESULTS / "minmax_stability.json"
+        result = json.loads(path.read_text(encoding="utf-8"))
+        result["thm46"] = thm46_agreement()
+        common.write_json(path, result, indent=2)
+        common.write_atomic(RESULTS / "minmax_stability.md", render_md(result))
+        print(render_md(result))
+        return 0
     torch.set_num_threads(args.threads)
     grid, repeats, loop_pairs = (64, 1, 16) if args.quick else (256, 3, 64)
     iterations = 2000
@@ -170,6 +232,7 @@ def main() -> int:
         },
         "machine": common.machine_info(["torch", "numpy"]),
         "results": results,
+        "thm46": thm46_agreement(),
     }
     suffix = "_quick" if args.quick else ""
     common.write_json(RESULTS / f"minmax_stability{suffix}.json", result, indent=2)

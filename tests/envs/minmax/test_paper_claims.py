@@ -8,6 +8,8 @@ discrete iterates of :mod:`gymforge.agents.minmax.heavy_ball`.
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +26,9 @@ from gymforge.agents.minmax.spectral import (
 from gymforge.envs.minmax.games import make_game
 
 SIM, ALT = "simultaneous", "alternating"
+STABILITY_RESULTS = (
+    Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "minmax_stability.json"
+)
 
 
 def _norms(traj):
@@ -58,14 +63,19 @@ def test_claim1_bilinear_sim_diverges_alt_gda_cycles_alt_negative_momentum_conve
 
 
 @pytest.mark.parametrize("beta", [-0.3, -0.1, 0.0, 0.2, 0.4, 0.55, 0.7])
-def test_claim2_sim_hb_stable_step_matches_thm46_within_10_percent(beta):
+def test_claim2_sim_hb_stable_step_matches_thm46_within_5_percent(beta):
     """Claim 2 (Thm 4.6, Cor 4.7): on f = 0.05x² + xy − 0.05y² (Jacobian eigenvalues −0.1 ± i,
     dominated by its antisymmetric part) the largest stable Sim-HB step size agrees with
-    min_λ 2(1−β)²/(1+β)·|Re λ|/(Im λ² − Re λ²) within 10% for β in [−0.3, 0.7]."""
+    min_λ 2(1−β)²/(1+β)·|Re λ|/(Im λ² − Re λ²) within 5% for β in [−0.3, 0.7] (the results
+    file records 1.04–4.49%), and the figure recorded for β in ``minmax_stability.json`` is the
+    one computed here."""
     game = make_game("quadratic")
     exact = max_stable_step(game, beta, SIM)
     formula = thm46_step_bound(game, beta)
-    assert abs(formula - exact) / exact < 0.10
+    assert abs(formula - exact) / exact < 0.05
+    stored = json.loads(STABILITY_RESULTS.read_text(encoding="utf-8"))["thm46"]
+    row = next(r for r in stored if r["beta"] == beta)
+    assert row["relative"] == pytest.approx(abs(formula - exact) / exact, rel=1e-9)
     # The hand value at β = 0: |1 + h(−0.1 ± i)| < 1 iff h < 0.2 / 1.01.
     if beta == 0.0:
         assert exact == pytest.approx(0.2 / 1.01, rel=1e-9)
