@@ -21,6 +21,8 @@ body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 96rem; 
        padding: 0 1rem; }
 section { margin-bottom: 3rem; }
 table { border-collapse: collapse; font-size: 0.85rem; }
+.wide { overflow-x: auto; max-width: 100%; }
+table.summary td { max-width: 16rem; overflow-wrap: anywhere; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.3rem 0.5rem; text-align: left; }
 td.number { text-align: right; font-variant-numeric: tabular-nums; }
 th { cursor: pointer; user-select: none; background: #f4f4f4; }

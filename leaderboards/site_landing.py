@@ -21,11 +21,11 @@ from gymforge.leaderboards.site import (
 )
 
 COLUMNS: tuple[tuple[str, str], ...] = (
-    ("task", "text"),
-    ("env id", "text"),
+    ("task / env id", "text"),
     ("metric", "text"),
     ("leader", "text"),
     ("leader's score", "number"),
+    ("normalised", "number"),
     ("reference", "number"),
     ("random", "number"),
     ("rows", "number"),
@@ -44,6 +44,8 @@ class BoardSummary:
     leader_id: str | None
     leader_name: str | None
     leader_score: float | None
+    leader_normalised: float | None
+    metric_description: str
     reference_agent: str
     reference_score: float | None
     random_score: float | None
@@ -65,6 +67,8 @@ def summarise_board(section: dict[str, Any]) -> BoardSummary:
         leader_id=None if leader is None else leader["id"],
         leader_name=None if leader is None else leader["name"],
         leader_score=None if leader is None else leader["mean"],
+        leader_normalised=None if leader is None else leader["normalised"],
+        metric_description=str(protocol.data["metric"].get("description", "")),
         reference_agent=normalisation["reference"]["agent"],
         reference_score=normalisation["reference"]["score"],
         random_score=normalisation["random"]["score"],
@@ -88,12 +92,13 @@ def _cells(summary: BoardSummary) -> list[str]:
         f"{attr(summary.reference_agent.rsplit(':', 1)[-1])}</code></td>"
     )
     return [
-        f'<td><a href="{attr(board_page_name(summary.task))}">{attr(summary.task)}</a></td>',
-        f"<td><code>{attr(summary.env_id)}</code></td>",
-        f"<td><code>{attr(summary.metric)}</code><br>"
+        f'<td><a href="{attr(board_page_name(summary.task))}">{attr(summary.task)}</a><br>'
+        f'<code class="muted">{attr(summary.env_id)}</code></td>',
+        f'<td title="{attr(summary.metric_description)}"><code>{attr(summary.metric)}</code><br>'
         f'<span class="muted direction">{arrow} {direction}</span></td>',
         leader,
         number_cell(summary.leader_score, format_number(summary.leader_score)),
+        number_cell(summary.leader_normalised, format_number(summary.leader_normalised)),
         reference,
         number_cell(summary.random_score, format_number(summary.random_score)),
         number_cell(summary.rows, str(summary.rows)),
@@ -116,11 +121,12 @@ def landing_page(sections: list[dict[str, Any]], label: str, generated: str) -> 
         [
             "<h1>gymforge leaderboards</h1>",
             f'<p class="label">{inline_html(label)}</p>',
-            f"<p>{len(summaries)} boards. Each row is one board: its metric and direction, its "
-            "leader (the best row, the one its table ranks first) with the leader's mean score, "
-            "the reference and random agents' scores that define its normalised score (1 and 0), "
-            "how many rows it has and the date of its last submission. Follow a task to its "
-            "board: the protocol, the plots and every row. Click a column header to sort.</p>",
-            table,
+            f"<p>{len(summaries)} boards. Each row is one board: its metric and direction (hover "
+            "the metric for what it measures), its leader (the best row, the one its table ranks "
+            "first) with the leader's mean score and normalised score (the reference agent "
+            "scores 1, random 0), the reference and random scores, how many rows it has and the "
+            "date of its last submission. Follow a task to its board: the protocol, the plots "
+            "and every row. Click a column header to sort.</p>",
+            f'<div class="wide">{table}</div>',
         ],
     )

@@ -137,3 +137,21 @@ def test_leaderboards__clicking_a_header_reorders_the_rows(browser, small_site):
         r.find_elements(By.TAG_NAME, "td")[1].text
         for r in browser.find_elements(By.CSS_SELECTOR, f"#{table_id} tbody tr")
     ] == sorted(names, key=str.lower)
+
+
+def test_leaderboards__landing_page_fits_a_1280_pixel_window(browser):
+    """No horizontal scrolling at 1280 px: the summary table fits, normalised scores shown, and
+    every metric carries its description."""
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(1280, 900)
+    browser.get(page_url(DEFAULT_ROOT / SITE_DIR))
+    page, window = browser.execute_script(
+        "return [document.documentElement.scrollWidth, window.innerWidth]"
+    )
+    assert page <= window
+    table = browser.find_element(By.CSS_SELECTOR, "table.summary")
+    assert browser.execute_script("return arguments[0].scrollWidth", table) <= window
+    assert len(_column(browser, "boards", "normalised")) == len(list_tasks(DEFAULT_ROOT))
+    metrics = browser.find_elements(By.CSS_SELECTOR, "table.summary tbody tr td:nth-child(2)")
+    assert all(cell.get_attribute("title") for cell in metrics)

@@ -87,11 +87,12 @@ def test_site__landing_row_says_what_the_board_files_say(two_row_site):
         for name in ("20260101-random", "20260102-optimal")
     ]
     normalisation = load_protocol(two_row_site, TASK).data["normalisation"]
-    task, env_id, metric, leader, score, reference, random_, rows, last = row
-    assert task[0] == TASK and env_id[0] == "LineFlow-WaitingTime-v0"
+    task, metric, leader, score, normalised, reference, random_, rows, last = row
+    assert task[0] == f"{TASK} LineFlow-WaitingTime-v0"
     assert metric[0] == "return ↑ higher is better"
     assert best["id"] == "20260102-optimal" and leader[0] == "Optimal 20260102-optimal"
     assert float(score[1]) == float(best["mean"])
+    assert float(normalised[1]) == float(best["normalised"])
     assert float(reference[1]) == normalisation["reference"]["score"]
     assert reference[0].endswith(normalisation["reference"]["agent"])
     assert float(random_[1]) == normalisation["random"]["score"]
@@ -104,7 +105,7 @@ def test_site__a_board_without_rows_renders(tmp_path):
     write_all(root)
     pages = _site_pages(root)
     (row,) = _Page(pages["index.html"]).rows.values()
-    assert row[3][0] == "no submissions yet" and row[7] == ("0", "0") and row[8][0] == "–"
+    assert row[2][0] == "no submissions yet" and row[7] == ("0", "0") and row[8][0] == "–"
     assert "No submissions yet." in pages[board_page_name(TASK)]
 
 
