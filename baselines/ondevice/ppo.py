@@ -405,8 +405,9 @@ class PPO:
 
     # --- update ------------------------------------------------------------------------------
     def update(self, progress: float = 0.0) -> dict[str, float]:
-        """Advantages and ``n_epochs`` of minibatch updates; ``progress`` in [0, 1] anneals the
-        learning rate. Returns the mean loss parts of the last epoch."""
+        """Advantages and ``n_epochs`` of minibatch updates; ``progress`` in [0, 1), the share of
+        the run done before this rollout, anneals the learning rate (the first update takes the
+        full rate, the last ``lr / updates``). Returns the mean loss parts of the last epoch."""
         cfg = self.config
         t0 = time.perf_counter()
         if cfg.anneal_lr:

@@ -349,8 +349,9 @@ def loop(plan: Plan, run: Session, log: Any) -> float:
     start = time.perf_counter()
     try:
         while trainer.steps_done < plan.target:
+            progress = trainer.steps_done / plan.target  # before this rollout: never 1
             trainer.collect()
-            stats = trainer.update(progress=trainer.steps_done / plan.target)
+            stats = trainer.update(progress=progress)
             episodes = trainer.drain_episodes()
             if run.curriculum is not None:
                 run.curriculum.after_rollout(episodes.returns)
