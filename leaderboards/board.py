@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,3 +71,22 @@ def load_board(root: Path, protocol: Protocol) -> Board:
 def load_boards(root: Path) -> list[Board]:
     """Every board under ``root`` (one per protocol file)."""
     return [load_board(root, p) for p in all_protocols(root)]
+
+
+#: the mark of a row whose interval overlaps the row above's
+TIE_MARK = "≈"
+TIE_NOTE = (
+    f"{TIE_MARK} marks a row whose 95% CI overlaps the one of the row above: these episodes do "
+    "not establish the order of the two."
+)
+
+
+def tied_with_above(fields: list[dict[str, Any]]) -> list[bool]:
+    """For each ranked row, whether its 95% CI of the mean overlaps the row above's (the first
+    row is never tied)."""
+    tied = [False]
+    for above, row in itertools.pairwise(fields):
+        tied.append(
+            max(above["ci95_low"], row["ci95_low"]) <= min(above["ci95_high"], row["ci95_high"])
+        )
+    return tied[: len(fields)]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.core.extras import require
-from gymforge.leaderboards.board import Board, Row, load_boards
+from gymforge.leaderboards.board import TIE_MARK, TIE_NOTE, Board, Row, load_boards, tied_with_above
 from gymforge.leaderboards.board_notes import board_note
 from gymforge.leaderboards.discrimination import exemption_note
 from gymforge.leaderboards.files import write_bytes_atomic
@@ -205,12 +205,13 @@ def render_markdown(board: Board) -> bytes:
         lines.append("No submissions yet.")
     else:
         lines += [MD_HEADER, "|---:|---|---|---|---:|---|---:|---:|---:|---:|---|---|"]
-        for rank, row in enumerate(board.rows, start=1):
-            f = row_fields(rank, row)
+        fields = [row_fields(rank, row) for rank, row in enumerate(board.rows, start=1)]
+        ties = tied_with_above(fields)
+        for rank, (row, f, tied) in enumerate(zip(board.rows, fields, ties, strict=True), start=1):
             steps = f"{f['training_env_steps']:,}" if f["training_env_steps"] else "–"
             meta = row.submission["meta"]
             cells = [
-                str(rank),
+                f"{rank} {TIE_MARK}" if tied else str(rank),
                 f"{md_text(f['name'])} ({md_code(f['id'])})",
                 md_text(f["method"]),
                 md_code(f["agent"]),
@@ -224,6 +225,7 @@ def render_markdown(board: Board) -> bytes:
                 md_text(f["submitted"]),
             ]
             lines.append("| " + " | ".join(cells) + " |")
+        lines += ["", TIE_NOTE] if any(ties) else []
         lines += [
             "",
             "The agent sha256 of each row is in `leaderboard.csv`; per-episode figures, hashes, "
@@ -435,6 +437,8 @@ def render_all(root: Path, progress: bool = False) -> dict[str, bytes]:
             "curves": curves_name(board) if curves is not None else None,
             "rows": [row_fields(rank, row) for rank, row in enumerate(board.rows, 1)],
         }
+        for row, tied in zip(section["rows"], tied_with_above(section["rows"]), strict=True):
+            row["tied_above"] = tied
         sections.append(section)
         page = board_page(section, LABEL, GENERATED)
         files[f"{SITE_DIR}/{board_page_name(task)}"] = page.encode()

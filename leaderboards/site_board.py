@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gymforge.leaderboards.board import TIE_MARK, TIE_NOTE
 from gymforge.leaderboards.markup import inline_html
 from gymforge.leaderboards.site import (
     INDEX,
@@ -39,6 +40,11 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
 
 
 def _cell(field: str, kind: str, row: dict[str, Any]) -> str:
+    if field == "rank" and row.get("tied_above"):
+        return (
+            f'<td class="number" data-value="{row["rank"]!r}" title="{attr(TIE_NOTE)}">'
+            f"{row['rank']} {TIE_MARK}</td>"
+        )
     if field == "ci95":
         low, high = row["ci95_low"], row["ci95_high"]
         return number_cell(low, f"[{format_number(low)}, {format_number(high)}]")
@@ -83,6 +89,9 @@ def board_page(section: dict[str, Any], label: str, generated: str) -> str:
             f'alt="learning curves on {attr(task)}">'
         )
     if section["rows"]:
-        parts.append("<p>Click a column header to sort the table; click again to reverse.</p>")
+        note = f" {TIE_NOTE}" if any(r.get("tied_above") for r in section["rows"]) else ""
+        parts.append(
+            f"<p>Click a column header to sort the table; click again to reverse.{attr(note)}</p>"
+        )
     parts += [board_table(section), "</section>", back]
     return document(f"{task} · gymforge leaderboards", generated, parts)

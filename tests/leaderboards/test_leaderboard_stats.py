@@ -47,3 +47,16 @@ def test_leaderboards__close_uses_an_absolute_tolerance():
     assert close(1.0, 1.0, 0.0)
     assert close(1.0, 1.0 + 1e-7, 1e-6)
     assert not close(1.0, 1.0 + 1e-5, 1e-6)
+
+
+def test_ranks_whose_intervals_overlap_the_row_above_are_marked_tied():
+    from gymforge.leaderboards.board import tied_with_above
+
+    rows = [
+        {"ci95_low": 10.0, "ci95_high": 12.0},
+        {"ci95_low": 11.5, "ci95_high": 13.0},  # overlaps the first
+        {"ci95_low": 5.0, "ci95_high": 11.0},  # below the second's interval: separated
+        {"ci95_low": 11.0, "ci95_high": 11.0},  # touches the third's upper end
+    ]
+    assert tied_with_above(rows) == [False, True, False, True]
+    assert tied_with_above([]) == [] and tied_with_above(rows[:1]) == [False]
