@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {
     "core": 0, "hashing": 0, "recording": 0,
     "spec": 1, "ids": 1, "registry": 1, "entry_points": 1,
-    "adapters": 2,
+    "adapters": 2, "wrappers": 2,
     "checks": 3,
     "envs": 4,
     "agents": 5,
