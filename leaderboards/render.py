@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -329,10 +330,11 @@ def render_plot(board: Board) -> bytes:
     p = board.protocol
     rows = board.rows
     with rc_context(rcParams):
-        figure = Figure(figsize=(7.0, 1.2 + 0.38 * max(len(rows), 1)))
+        names = [textwrap.fill(plot_text(r.name), 34) for r in rows][::-1]
+        lines = sum(max(name.count("\n") + 1, 1) for name in names)
+        figure = Figure(figsize=(9.0, 1.5 + 0.24 * max(lines, 1) + 0.14 * max(len(rows), 1)))
         FigureCanvasSVG(figure)
         axes = figure.add_subplot()
-        names = [plot_text(r.name) for r in rows][::-1]
         means = [r.mean for r in rows][::-1]
         lows = [r.mean - r.results["aggregate"]["ci95"][0] for r in rows][::-1]
         highs = [r.results["aggregate"]["ci95"][1] - r.mean for r in rows][::-1]
@@ -347,7 +349,7 @@ def render_plot(board: Board) -> bytes:
             axes.axvline(scores[0], color="#c44e52", linestyle="--", label="random")
             axes.axvline(scores[1], color="#55a868", linestyle="--", label="reference")
             axes.legend(loc="best", fontsize=8)
-        axes.set_xlabel(f"{p.metric} (mean over {len(p.seeds)} held-out seeds, 95% CI)")
+        axes.set_xlabel(f"{p.metric}\n(mean over {len(p.seeds)} held-out seeds, 95% CI)")
         axes.set_title(p.data["title"], fontsize=10)
         figure.tight_layout()
         buffer = io.BytesIO()
