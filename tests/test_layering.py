@@ -19,30 +19,20 @@ so it needs no import of the package and names each offending line.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-#: the layer of each ``gymforge.<name>`` (top-level modules of ``gymforge/`` included)
-LAYERS = {
-    "core": 0, "hashing": 0, "recording": 0,
-    "spec": 1, "ids": 1, "registry": 1, "entry_points": 1,
-    "adapters": 2, "wrappers": 2,
-    "checks": 3,
-    "envs": 4,
-    "agents": 5,
-    "baselines": 6,
-    "leaderboards": 7,
-    "commands": 8, "cli": 8, "minari_datasets": 8, "demo": 8, "docs": 8, "__main__": 8, "__init__": 8,
-}  # fmt: skip
-#: source folder of each layered subpackage (the rest live under ``gymforge/``)
-FOLDERS = {
-    "envs": "envs",
-    "agents": "agents",
-    "baselines": "baselines",
-    "leaderboards": "leaderboards",
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from architecture import (
+    DOC,
+    FOLDERS,
+    LAYERS,
+    ROOT,
+    imported_modules,
+    render,
+)
 
 
 def _layer_of_file(path: Path) -> int:
@@ -58,21 +48,10 @@ def _layer_of_module(module: str) -> int | None:
     return LAYERS.get(parts[1])
 
 
-def _imported_modules(tree: ast.AST) -> list[tuple[str, int]]:
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(alias.name, node.lineno) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.module, node.lineno))
-            found += [(f"{node.module}.{alias.name}", node.lineno) for alias in node.names]
-    return found
-
-
 def upward_imports(source: str, own: int, name: str) -> list[str]:
     """``name:line imports module (a > own)`` for each import in ``source`` above layer ``own``."""
     problems = []
-    for module, line in _imported_modules(ast.parse(source, name)):
+    for module, line in imported_modules(ast.parse(source, name)):
         layer = _layer_of_module(module)
         if layer is not None and layer > own:
             problems.append(f"{name}:{line} imports {module} ({layer} > {own})")
@@ -144,3 +123,9 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
 )
 def test_check_known_answers(layer: str, source: str, bad: bool) -> None:
     assert bool(upward_imports(source, LAYERS[layer], "probe.py")) is bad
+
+
+def test_architecture_doc_shows_the_layers_as_the_imports_are() -> None:
+    assert render() in DOC.read_text(), (
+        "docs/architecture.md is stale: run scripts/architecture.py --write"
+    )
