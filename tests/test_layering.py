@@ -27,11 +27,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from architecture import (
     DOC,
-    FOLDERS,
     LAYERS,
     ROOT,
     imported_modules,
     render,
+    source_files,
 )
 
 
@@ -67,18 +67,6 @@ def violations(files: list[Path]) -> list[str]:
     return sorted(set(problems))
 
 
-def _all_modules() -> list[Path]:
-    files = [
-        path
-        for path in (ROOT / "gymforge").rglob("*.py")
-        if path.relative_to(ROOT / "gymforge").parts[0] in LAYERS
-        or path.relative_to(ROOT / "gymforge").parts[0].removesuffix(".py") in LAYERS
-    ]
-    for folder in FOLDERS.values():
-        files += list((ROOT / folder).rglob("*.py"))
-    return files
-
-
 def test_every_top_level_name_has_a_layer() -> None:
     names = {path.name.removesuffix(".py") for path in (ROOT / "gymforge").iterdir()}
     names -= {"__pycache__"}
@@ -93,7 +81,7 @@ def test_core_is_the_lowest_layer_below_the_registry_adapters_and_checks() -> No
 
 
 def test_no_module_imports_a_layer_above_its_own() -> None:
-    assert not violations(_all_modules())
+    assert not violations(source_files())
 
 
 @pytest.mark.parametrize(
