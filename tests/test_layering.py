@@ -30,15 +30,10 @@ from architecture import (
     LAYERS,
     ROOT,
     imported_modules,
+    name_of,
     render,
     source_files,
 )
-
-
-def _layer_of_file(path: Path) -> int:
-    relative = path.relative_to(ROOT).parts
-    name = relative[1] if relative[0] == "gymforge" else relative[0]
-    return LAYERS[name.removesuffix(".py")]
 
 
 def _layer_of_module(module: str) -> int | None:
@@ -63,7 +58,7 @@ def violations(files: list[Path]) -> list[str]:
     problems = []
     for path in files:
         name = str(path.relative_to(ROOT))
-        problems += upward_imports(path.read_text(), _layer_of_file(path), name)
+        problems += upward_imports(path.read_text(), LAYERS[name_of(path)], name)
     return sorted(set(problems))
 
 
