@@ -1,11 +1,12 @@
-"""README figure tables, generated from the recorded results in ``benchmarks/results/``.
+"""README and docs figure tables, generated from the recorded results in ``benchmarks/results/``
+(and the README's counts of ids and boards, from the registry and the protocols).
 
-The README holds blocks between ``<!-- BEGIN GENERATED: NAME -->`` and ``<!-- END GENERATED: NAME
--->``; this script rewrites each block from its results file, so the README cannot drift from
-what was measured. ``tests/test_readme_figures.py`` fails when a block differs from what this
-script would write.
+``README.md`` and ``docs/figures.md`` hold blocks between ``<!-- BEGIN GENERATED: NAME -->`` and
+``<!-- END GENERATED: NAME -->``; this script rewrites each block from its source, so neither can
+drift from what was measured or registered. ``tests/test_readme_figures.py`` fails when a block
+differs from what this script would write.
 
-    python -m benchmarks.readme_figures          # rewrite README.md
+    python -m benchmarks.readme_figures          # rewrite the blocks
     python -m benchmarks.readme_figures --check  # exit 1 and name the stale blocks
 """
 
@@ -23,6 +24,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 README = ROOT / "README.md"
+#: the files that hold generated blocks
+FILES = (README, ROOT / "docs" / "figures.md")
 SCENARIOS = ("WT", "WTJ", "PD5", "WA3", "CL3")
 BLOCK = re.compile(
     r"(<!-- BEGIN GENERATED: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)",
@@ -162,7 +165,22 @@ def lineflow_reference() -> str:
     return "\n".join(lines) + "\n"
 
 
+def counts() -> str:
+    """How many ids (single-agent and PettingZoo) are registered and how many boards exist."""
+    from gymforge.leaderboards.protocol import list_tasks
+    from gymforge.registry import all_specs
+
+    specs = all_specs()
+    games = sum(s.capabilities.multi_agent for s in specs)
+    boards = len(list_tasks(ROOT / "leaderboards"))
+    return (
+        f"{len(specs)} registered ids ({len(specs) - games} single-agent, {games} PettingZoo "
+        f"games) and {boards} leaderboards.\n"
+    )
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
+    "counts": counts,
     "lineflow-reference": lineflow_reference,
     "scalar-speed": scalar_speed,
     "train-speed": train_speed,
@@ -195,13 +213,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report stale blocks")
     args = parser.parse_args(argv)
-    text = README.read_text()
+    stale = []
+    for path in FILES:
+        text = path.read_text()
+        if args.check:
+            stale += [f"{path.relative_to(ROOT)}: {name}" for name in stale_blocks(text)]
+            continue
+        path.write_text(render(text))
+        print(f"rewrote {len(BLOCK.findall(text))} blocks in {path.relative_to(ROOT)}")
     if args.check:
-        stale = stale_blocks(text)
-        print(f"stale README blocks: {stale}" if stale else "README figures match the results")
+        print(f"stale blocks: {stale}" if stale else "generated blocks match their sources")
         return 1 if stale else 0
-    README.write_text(render(text))
-    print(f"rewrote {len(BLOCK.findall(text))} blocks in {README.relative_to(ROOT)}")
     return 0
 
 

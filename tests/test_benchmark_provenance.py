@@ -64,7 +64,7 @@ def test_train_correctness_names_its_statistics_and_renders_from_json():
     assert "IQM" not in text and "95% CI" not in text and "overlap: yes" not in text
     readme_row = next(
         line
-        for line in (common.REPO_ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+        for line in (common.REPO_ROOT / "docs" / "figures.md").read_text(encoding="utf-8").splitlines()
         if "`train_correctness.md`" in line
     )
     assert "IQM" not in readme_row and "learns as well" not in readme_row

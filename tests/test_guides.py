@@ -53,22 +53,23 @@ def test_guides__every_python_block_runs(guide, capsys):
     assert checkout_status() == status, f"{guide.name} wrote into the checkout"
 
 
-def test_guides__every_readme_python_block_runs(tmp_path, monkeypatch):
-    """The README's blocks run in order as one script, with the budgets they show (each small),
-    after the `# gymforge ...` commands they name in a leading comment."""
+@pytest.mark.parametrize(("page", "at_least"), [("README.md", 2), ("docs/tour.md", 8)])
+def test_guides__every_readme_and_tour_python_block_runs(page, at_least, tmp_path, monkeypatch):
+    """The README's and the tour's blocks run in order as one script per page, with the budgets
+    they show (each small), after the `# gymforge ...` commands they name in a leading comment."""
     import shlex
 
     from gymforge.cli import main
 
-    readme = Path(__file__).resolve().parents[1] / "README.md"
-    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), flags=re.S)
-    assert len(blocks) >= 8
+    path = Path(__file__).resolve().parents[1] / page
+    blocks = re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+    assert len(blocks) >= at_least
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "readme"}
     for number, block in enumerate(blocks, start=1):
         for command in re.findall(r"^# gymforge (.+)$", block, flags=re.M):
             assert main(shlex.split(command)) == 0, command
-        exec(compile(block, f"README.md[block {number}]", "exec"), namespace)
+        exec(compile(block, f"{page}[block {number}]", "exec"), namespace)
         for value in list(namespace.values()):  # worker processes of sharded envs
             if hasattr(value, "num_workers") and hasattr(value, "close"):
                 value.close()

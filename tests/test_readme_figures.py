@@ -16,15 +16,26 @@ def _module():
 
 def test_readme_figure_blocks_match_the_results_files() -> None:
     figures = _module()
+    names = []
+    for path in figures.FILES:
+        text = path.read_text()
+        names += [m.group("name") for m in figures.BLOCK.finditer(text)]
+        assert figures.stale_blocks(text) == [], f"{path.name}: python -m benchmarks.readme_figures"
+    assert sorted(names) == sorted(figures.GENERATORS), "every generator has exactly one block"
+
+
+def test_readme_counts_are_the_registry_and_the_boards() -> None:
+    from gymforge.leaderboards.protocol import list_tasks
+    from gymforge.registry import all_specs
+
     text = (ROOT / "README.md").read_text()
-    names = [m.group("name") for m in figures.BLOCK.finditer(text)]
-    assert sorted(names) == sorted(figures.GENERATORS), "every generator has its README block"
-    assert figures.stale_blocks(text) == [], "run: python -m benchmarks.readme_figures"
+    assert f"{len(all_specs())} registered ids" in text
+    assert f"{len(list_tasks(ROOT / 'leaderboards'))} leaderboards" in text
 
 
 def test_a_changed_figure_is_caught() -> None:
     figures = _module()
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "figures.md").read_text()
     block = next(figures.BLOCK.finditer(text))
     body = block.group("body")
     digit = next(i for i, c in enumerate(body) if c.isdigit())
