@@ -1,23 +1,38 @@
-"""Generate ``docs/envs/<id>.md`` and ``docs/envs/index.md`` from the registry.
+"""Generate the documentation site's pages from the registry, the protocols and the results.
 
-Each page is the env class's docstring (the docs *are* the docstrings) plus what the registry
-knows: capabilities, default kwargs, reference agents, and the concrete spaces of the id.
-Run ``python -m gymforge.docs`` (or ``make docs``); a test checks the pages are up to date.
+- ``docs/envs/<id>.md`` and ``docs/envs/index.md``: each page is the env class's docstring (the
+  docs *are* the docstrings) plus what the registry knows: capabilities, default kwargs,
+  reference agents, and the concrete spaces of the id. An id that renders ``rgb_array`` frames
+  (every LineFlow id) also gets ``docs/envs/images/<id>.png``, a frame of a seeded episode,
+  embedded in its page.
+- ``docs/versions.md``: which id and version each leaderboard evaluates, and why the other
+  versions of an id are still registered (from the frozen protocols, the archived boards and the
+  ids' Version History sections).
+- ``docs/results/index.md``: the recorded benchmark results in ``benchmarks/results/``, by
+  family. The result pages themselves stay where the benchmarks write them; :func:`on_files`, a
+  MkDocs hook named in ``mkdocs.yml``, adds them to the site at build time so that the repository
+  holds one copy.
+
+Run ``python -m gymforge.docs`` (or ``make docs``, which also builds the site); tests check that
+the committed pages are up to date and that the site builds with ``mkdocs build --strict``.
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import io
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from gymforge.registry import EnvSpec, all_specs, make_parallel
+from gymforge.registry import EnvSpec, all_specs, load_entry_point, make_parallel
 
 REQUIRED_HEADINGS = (
     "Description",
@@ -33,6 +48,15 @@ REQUIRED_HEADINGS = (
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+PROTOCOLS = ROOT / "leaderboards" / "protocols"
+BOARDS = ROOT / "leaderboards"
+
+#: the env pages' image folder, relative to ``docs/envs``
+IMAGES = "images"
+#: steps of the seeded episode (seed 0) whose last frame an env page shows
+FRAME_STEPS = 400
+#: width in pixels of the stored frame (downscaled from the renderer's 960 px: small files)
+FRAME_WIDTH = 640
 
 
 def reference_figures(env_id: str, results: Path = RESULTS) -> str:
@@ -99,6 +123,56 @@ def _spaces_rows(spec: EnvSpec) -> tuple[object, list[str]]:
     ]
 
 
+def renders_frames(spec: EnvSpec) -> bool:
+    """Whether the id's page shows a frame: single-agent ids with an ``rgb_array`` render mode."""
+    return "rgb_array" in spec.capabilities.render_modes and not spec.capabilities.multi_agent
+
+
+def frame_agent(spec: EnvSpec) -> str:
+    """The agent that plays the pictured episode: the first reference agent other than
+    ``random`` (a line under control looks like the task), else ``random``."""
+    return next((name for name in spec.agents if name != "random"), "random")
+
+
+def image_markdown(spec: EnvSpec) -> str:
+    """The page's Markdown embedding ``images/<id>.png`` with a caption of what it shows."""
+    agent = frame_agent(spec)
+    caption = f"{spec.id} after {FRAME_STEPS} steps of seed 0 under the `{agent}` agent"
+    return f"![{spec.id}]({IMAGES}/{spec.id}.png)\n\n*{caption}.*"
+
+
+def render_frame_png(spec: EnvSpec) -> bytes:
+    """The PNG of the frame ``image_markdown`` describes, downscaled to ``FRAME_WIDTH`` pixels.
+
+    The episode is seeded (env and action space), so a rerun draws the same frame.
+    """
+    from PIL import Image
+
+    env = gym.make(spec.id, render_mode="rgb_array")
+    try:
+        observation, info = env.reset(seed=0)
+        env.action_space.seed(0)
+        agent_name = frame_agent(spec)
+        agent: Any = None
+        if agent_name != "random":
+            agent = load_entry_point(spec.agents[agent_name])(env)
+        for _ in range(FRAME_STEPS):
+            action = env.action_space.sample() if agent is None else agent.act(observation, info)
+            observation, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+        frame = np.asarray(env.render())
+    finally:
+        env.close()
+    image = Image.fromarray(frame)
+    if image.width > FRAME_WIDTH:
+        height = round(image.height * FRAME_WIDTH / image.width)
+        image = image.resize((FRAME_WIDTH, height), Image.Resampling.LANCZOS)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
 def render_page(spec: EnvSpec) -> str:
     env, space_rows = _spaces_rows(spec)
     base = getattr(env, "unwrapped", env)
@@ -128,6 +202,8 @@ def render_page(spec: EnvSpec) -> str:
         *space_rows,
         "",
     ]
+    if renders_frames(spec):
+        lines += [image_markdown(spec), ""]
     doc = inspect.cleandoc(type(base).__doc__ or "")
     lines += [doc, ""]
     describe = getattr(base, "describe_variant", None)
@@ -160,6 +236,161 @@ def render_index(specs: Sequence[EnvSpec]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _section(page: str, heading: str) -> str:
+    """The body of ``## heading`` in a generated page, without the heading line."""
+    parts = page.split(f"## {heading}\n", 1)
+    return parts[1].split("\n## ", 1)[0].strip() if len(parts) == 2 else ""
+
+
+def _protocols(folder: Path, pattern: str) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob(pattern))]
+
+
+def _base_id(env_id: str) -> str:
+    """``MetaBBO-Alg1-v1`` → ``MetaBBO-Alg1``."""
+    return re.sub(r"-v\d+$", "", env_id)
+
+
+def render_versions(
+    specs: Sequence[EnvSpec],
+    pages: dict[str, str],
+    protocols: Path = PROTOCOLS,
+    boards: Path = BOARDS,
+) -> str:
+    """``docs/versions.md``: each board's env id and version, the archived board versions, and
+    the Version History of every id registered in more than one version."""
+    current = _protocols(protocols, "*/*.json")
+    archived = _protocols(boards, "*/*/archive/v*/protocol.json")
+    lines = [
+        "# Versions",
+        "",
+        "Generated by `python -m gymforge.docs` from the frozen protocols",
+        "(`leaderboards/protocols/`), the archived boards (`leaderboards/<suite>/<Task>/archive/`)",
+        "and the ids' Version History sections.",
+        "",
+        "An id's version changes when its dynamics or its random draws change, so that a figure",
+        "recorded on `Name-v0` keeps meaning what it meant. A leaderboard freezes the id it",
+        "evaluates in its protocol; changing what a board measures freezes a new protocol",
+        "version and archives the old board with its rows.",
+        "",
+        "## The id each board evaluates",
+        "",
+        "| board | protocol version | env id | env version |",
+        "|---|---:|---|---:|",
+    ]
+    for protocol in current:
+        env = protocol["env"]
+        lines.append(
+            f"| `{protocol['task']}` | {protocol['version']} | [{env['id']}](envs/{env['id']}.md)"
+            f" | v{env['version']} |"
+        )
+    lines += [
+        "",
+        "## Archived board versions",
+        "",
+        "| board | archived protocol version | env id |",
+        "|---|---:|---|",
+    ]
+    for protocol in sorted(archived, key=lambda p: (p["task"], p["version"])):
+        env_id = protocol["env"]["id"]
+        lines.append(f"| `{protocol['task']}` | {protocol['version']} | `{env_id}` |")
+    on_boards = {p["env"]["id"] for p in current}
+    on_archives = {p["env"]["id"] for p in archived}
+    families: dict[str, list[EnvSpec]] = {}
+    for spec in specs:
+        families.setdefault(_base_id(spec.id), []).append(spec)
+    lines += ["", "## Ids registered in more than one version", ""]
+    first_with: dict[str, str] = {}  # a Version History text -> the first id base showing it
+    for base, versions in families.items():
+        if len(versions) < 2:
+            continue
+        lines += [f"### {base}", ""]
+        for spec in versions:
+            if spec.id in on_boards:
+                where = "evaluated by a current board"
+            elif spec.id in on_archives:
+                where = "evaluated by archived boards only"
+            else:
+                where = "on no board"
+            lines.append(f"- [{spec.id}](envs/{spec.id}.md): {where}.")
+        history = _section(pages[f"{versions[-1].id}.md"], "Version History")
+        if history in first_with:
+            lines += ["", f"Version History: the same as {first_with[history]}'s.", ""]
+        else:
+            first_with[history] = base
+            lines += ["", "Version History (from the env's docstring):", "", history, ""]
+    lines += [
+        "Every other id exists in one version, v0: no change to its dynamics or draws has",
+        "needed a new one.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+#: title of each family's section in the results index, by file-name prefix
+RESULT_FAMILIES = {
+    "lineflow": "LineFlow",
+    "rl": "LineFlow RL baselines",
+    "train": "Training (on-device trainer and SB3)",
+    "metabbo": "MetaBBO",
+    "cmab": "Offline CMAB",
+    "minmax": "Min-max games",
+    "confounders": "Confounder streams",
+    "sync": "Host synchronisation",
+}
+
+
+def result_pages(results: Path = RESULTS) -> list[Path]:
+    """The recorded results pages, ``benchmarks/results/*.md``."""
+    return sorted(results.glob("*.md"))
+
+
+def render_results_index(results: Path = RESULTS) -> str:
+    """``docs/results/index.md``: every results page by family, described by its title."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for path in result_pages(results):
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        title = first.removeprefix("# ").strip()
+        family = RESULT_FAMILIES.get(path.stem.split("_", 1)[0], "Other")
+        groups.setdefault(family, []).append((path.name, title))
+    lines = [
+        "# Results",
+        "",
+        "The figures the project reports, as recorded by the benchmark scripts in `benchmarks/`",
+        "(each page says how it was measured, on which machine and with which command). The pages",
+        "are `benchmarks/results/*.md`, added to this site when it is built; the JSON beside each",
+        "one holds the raw numbers. Generated by `python -m gymforge.docs`.",
+        "",
+    ]
+    for family in [*RESULT_FAMILIES.values(), "Other"]:
+        if family not in groups:
+            continue
+        lines += [f"## {family}", ""]
+        lines += [f"- [{title}]({name}) (`{name}`)" for name, title in groups[family]]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def site_pages(specs: Sequence[EnvSpec], pages: dict[str, str]) -> dict[str, str]:
+    """Path under ``docs/`` → content of the generated site pages outside ``docs/envs``."""
+    return {
+        "versions.md": render_versions(specs, pages),
+        "results/index.md": render_results_index(),
+    }
+
+
+def on_files(files: Any, config: Any) -> Any:
+    """MkDocs hook: add ``benchmarks/results/*.md`` and their figures as ``results/<name>``.
+
+    The pages are built from where the benchmarks write them, so the repository keeps a single
+    copy and the site always shows the recorded results.
+    """
+    from mkdocs.structure.files import File
+
+    for path in [*result_pages(), *sorted(RESULTS.glob("*.png"))]:
+        files.append(File.generated(config, f"results/{path.name}", abs_src_path=str(path)))
+    return files
+
+
 def expected_pages() -> dict[str, str]:
     """File name → content of every generated page."""
     specs = list(all_specs())
@@ -168,15 +399,31 @@ def expected_pages() -> dict[str, str]:
     return pages
 
 
-def write_pages(out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, content in expected_pages().items():
-        path = out / name
-        tmp = path.with_suffix(".md.tmp")
+def _write(path: Path, content: str | bytes) -> Path:
+    """Write atomically (a reader never sees half a page)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    if isinstance(content, bytes):
+        tmp.write_bytes(content)
+    else:
         tmp.write_text(content, encoding="utf-8")
-        os.replace(tmp, path)
-        written.append(path)
+    os.replace(tmp, path)
+    return path
+
+
+def write_pages(out: Path, docs: Path | None = None) -> list[Path]:
+    """Write the env pages and their images into ``out`` and, when ``docs`` is given, the other
+    generated site pages into ``docs``."""
+    pages = expected_pages()
+    written = [_write(out / name, content) for name, content in pages.items()]
+    specs = list(all_specs())
+    written += [
+        _write(out / IMAGES / f"{s.id}.png", render_frame_png(s))
+        for s in specs
+        if renders_frames(s)
+    ]
+    if docs is not None:
+        written += [_write(docs / name, text) for name, text in site_pages(specs, pages).items()]
     return written
 
 
@@ -184,9 +431,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import gymforge  # noqa: F401 - registers the ids
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("docs/envs"))
+    parser.add_argument("--docs", type=Path, default=Path("docs"), help="the site's docs folder")
+    parser.add_argument("--out", type=Path, default=None, help="env pages (default: DOCS/envs)")
     args = parser.parse_args(argv)
-    for path in write_pages(args.out):
+    for path in write_pages(args.out or args.docs / "envs", args.docs):
         print(path)
     return 0
 
