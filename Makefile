@@ -27,8 +27,9 @@ bench:
 	@EXTRAS=dev,anchors scripts/setup.sh
 	$(PY) -m benchmarks.lineflow_scalar
 
-docs: setup
+docs: setup  ## regenerates the generated pages, then builds the site into build/docs
 	$(PY) -m gymforge.docs
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 clean:
 	rm -rf .venv build dist *.egg-info demo_output .pytest_cache .ruff_cache
