@@ -11,7 +11,7 @@ Run from the repository root::
 
     .venv/bin/python -m benchmarks.metabbo_offline_select MODEL_DIR [MODEL_DIR ...]
 
-Writes ``benchmarks/results/metabbo_offline_select.json`` (``--out`` to change).
+Writes ``benchmarks/results/metabbo_offline_select/metabbo_offline_select.json`` (``--out`` to change).
 """
 
 from __future__ import annotations
@@ -97,7 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=4)
     p.add_argument("--instance-id", type=int, default=2)
     p.add_argument(
-        "--out", default=str(common.REPO_ROOT / "benchmarks/results/metabbo_offline_select.json")
+        "--out",
+        default=str(
+            common.REPO_ROOT
+            / "benchmarks/results/metabbo_offline_select/metabbo_offline_select.json"
+        ),
     )
     args = p.parse_args(argv)
     torch.set_num_threads(1)
