@@ -92,6 +92,7 @@ def vector_env(batch: int, action_format: str) -> Workload:
         "OffCMAB-Cascade-v0",
         num_envs=batch,
         vectorization_mode="vector_entry_point",
+        array_backend="torch",
         action_format=action_format,
         horizon=10**9,
     )

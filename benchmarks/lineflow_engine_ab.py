@@ -81,7 +81,11 @@ def warmed_env(case: str, warm_up_steps: int, seed: int) -> tuple[Any, list[torc
     """The case's env after ``warm_up_steps`` seeded random-action steps, and its actions."""
     env_id, batch, kwargs = CASES[case]
     env = gym.make_vec(
-        env_id, num_envs=batch, vectorization_mode="vector_entry_point", scenario_kwargs=kwargs
+        env_id,
+        num_envs=batch,
+        vectorization_mode="vector_entry_point",
+        array_backend="torch",
+        scenario_kwargs=kwargs,
     )
     env.reset(seed=seed)
     env.action_space.seed(seed)

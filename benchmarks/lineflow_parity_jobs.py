@@ -162,6 +162,7 @@ def run_torch(job: TorchJob) -> dict[str, Any]:
             job.env_id,
             num_envs=batch,
             vectorization_mode="vector_entry_point",
+            array_backend="torch",
             horizon=job.horizon,
         )
         nvec = np.asarray(env.single_action_space.nvec)

@@ -37,6 +37,7 @@ def batched_episode(workload: str, b: int, gens: int, seed: int) -> dict[str, An
         "MetaBBO-v0",
         num_envs=b,
         vectorization_mode="vector_entry_point",
+        array_backend="torch",
         autoreset=False,
         max_generations=gens,
         **kwargs,

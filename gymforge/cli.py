@@ -224,6 +224,7 @@ def batched_rollout(
         num_envs=num_envs,
         vectorization_mode="vector_entry_point",
         device=device,
+        array_backend="torch",
         num_workers=num_workers,
     )
     agent = load_agent(spec, agent_name, env, batched=True)

@@ -197,7 +197,8 @@ class PPO:
     """PPO (and A2C, recurrent PPO) on a Gymnasium vector env with SAME_STEP autoreset.
 
     Args:
-        env: the training vector env (a gymforge batched env: torch tensors on ``env.device``).
+        env: the training vector env (a gymforge batched env with ``array_backend="torch"``:
+            torch tensors on ``env.device``; another backend is refused).
         config: the hyperparameters.
         seed: seeds the network's initialisation, the sampling and the minibatch order; the env
             is reset with ``seed`` (instance ``i`` with ``seed + i``) by :meth:`start`.
@@ -207,6 +208,12 @@ class PPO:
     def __init__(
         self, env: VectorEnv, config: PPOConfig, seed: int = 0, frame_stack: int = 1
     ) -> None:
+        backend = getattr(env, "array_backend", "torch")
+        if backend != "torch":
+            raise ValueError(
+                f"the on-device trainer steps torch tensors, got an env of array_backend "
+                f'{backend!r}: make it with gym.make_vec(..., array_backend="torch") or a device'
+            )
         self.env = env
         self.config = config
         self.device = torch.device(getattr(env, "device", "cpu"))

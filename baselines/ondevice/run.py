@@ -117,6 +117,7 @@ def make_vector_env(
         num_envs=n_envs,
         vectorization_mode="vector_entry_point",
         device=str(device),
+        array_backend="torch",
         **kwargs,
     )
 

@@ -4,7 +4,7 @@ SB3 does not accept ``gym.make_vec(...)`` (SB3 issues #1568, #1608). Its own ``V
 the same step and reports the ended episode in ``infos[i]["terminal_observation"]`` and
 ``infos[i]["TimeLimit.truncated"]``; a SAME_STEP Gymnasium vector env maps onto that one to one.
 
-Works for gymforge's torch vector envs (tensors are moved to numpy here, the one device→host copy
+Works for gymforge's vector envs of either array backend (tensors are moved to numpy here, the one device→host copy
 per step that SB3's numpy rollout buffer forces) and for ``SyncVectorEnv``/``AsyncVectorEnv``
 created with ``vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}``.
 """

@@ -65,8 +65,9 @@ class TorchRLEnv(EnvBase):
     """TorchRL's ``EnvBase`` over the batched dynamics of a gymforge id.
 
     Args:
-        env: a batched env id (made with ``gym.make_vec(..., autoreset_mode=DISABLED)``) or a
-            ``TorchVectorEnv`` already in ``DISABLED`` mode.
+        env: a batched env id (made with ``gym.make_vec(..., autoreset_mode=DISABLED,
+            array_backend="torch")``) or a ``TorchVectorEnv`` already in ``DISABLED`` mode (of
+            either array backend: the adapter reads its torch outputs).
         num_envs: instances ``B`` (with an id).
         device: torch device of the dynamics and the tensordicts (with an id).
         **kwargs: keyword overrides of the id's kwargs.
@@ -86,15 +87,16 @@ class TorchRLEnv(EnvBase):
                 vectorization_mode="vector_entry_point",
                 device=device,
                 autoreset_mode=AutoresetMode.DISABLED,
+                array_backend="torch",
                 **kwargs,
             )
         base = getattr(env, "unwrapped", env)
         if not isinstance(base, TorchVectorEnv):
             raise TypeError(f"env must be a batched gymforge id or a TorchVectorEnv, got {env!r}")
-        if base.autoreset_mode != AutoresetMode.DISABLED or base.array_backend != "torch":
+        if base.autoreset_mode != AutoresetMode.DISABLED:
             raise ValueError(
-                "the vector env must use autoreset_mode DISABLED and array_backend 'torch' "
-                f"(TorchRL resets instances itself), got {base.autoreset_mode}, {base.array_backend!r}"
+                "the vector env must use autoreset_mode DISABLED (TorchRL resets instances "
+                f"itself), got {base.autoreset_mode}"
             )
         super().__init__(device=base.device, batch_size=torch.Size([base.num_envs]))
         self.vector_env = base
@@ -111,7 +113,8 @@ class TorchRLEnv(EnvBase):
         self._next_seed: int | None = None
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        obs, reward, terminated, truncated, _ = self.vector_env.step(tensordict["action"])
+        step = self.vector_env.step(tensordict["action"])
+        obs, reward, terminated, truncated = (self._tensor(value) for value in step[:4])
         return TensorDict(
             {
                 "observation": obs,
@@ -131,6 +134,7 @@ class TorchRLEnv(EnvBase):
             self._next_seed = None
         else:
             obs, _ = self.vector_env.reset(options={"reset_mask": mask.reshape(-1)})
+        obs = self._tensor(obs)
         flags = torch.zeros(*self.batch_size, 1, dtype=torch.bool, device=self.device)
         return TensorDict(
             {
@@ -142,6 +146,11 @@ class TorchRLEnv(EnvBase):
             batch_size=self.batch_size,
             device=self.device,
         )
+
+    def _tensor(self, value: Any) -> torch.Tensor:
+        """An output of the vector env as a tensor on its device (a no-op for the torch backend;
+        the numpy backend's host copies go back to the device)."""
+        return torch.as_tensor(value, device=self.device)
 
     def _set_seed(self, seed: int | None) -> int | None:
         """Seed the next full reset: instance ``i`` gets ``seed + i`` (as in ``reset(seed=)``)."""

@@ -190,8 +190,11 @@ def check_sharded_equivalence(
 
 
 def make_vec_of(env_id: str) -> Callable[[int], Any]:
-    """``n -> gym.make_vec(env_id, num_envs=n)`` through the id's vector entry point."""
-    return lambda n: gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point")
+    """``n -> gym.make_vec(env_id, num_envs=n, array_backend="torch")`` through the id's vector
+    entry point (torch outputs, which the checks compare with ``torch.equal``)."""
+    return lambda n: gym.make_vec(
+        env_id, num_envs=n, vectorization_mode="vector_entry_point", array_backend="torch"
+    )
 
 
 def gymnasium_check_env(env_id: str) -> None:
@@ -225,13 +228,18 @@ def pickling(env_id: str) -> None:
 
 
 def same_step_torch_vector_env(env_id: str) -> None:
-    """``make_vec`` gives a same-step autoreset vector env of torch observations whose single
-    spaces are the scalar env's."""
-    venv = make_vec_of(env_id)(4)
+    """``make_vec`` gives a same-step autoreset vector env whose single spaces are the scalar
+    env's, of numpy observations by default and torch ones when a device is named."""
+    venv = gym.make_vec(env_id, num_envs=4, vectorization_mode="vector_entry_point")
     assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
     assert venv.single_observation_space == gym.make(env_id).observation_space
     assert venv.single_action_space == gym.make(env_id).action_space
     obs, _ = venv.reset(seed=0)
+    assert isinstance(obs, np.ndarray) and obs.shape == (4, *venv.single_observation_space.shape)
+    on_device = gym.make_vec(
+        env_id, num_envs=4, vectorization_mode="vector_entry_point", device="cpu"
+    )
+    obs, _ = on_device.reset(seed=0)
     assert isinstance(obs, torch.Tensor) and obs.shape == (4, *venv.single_observation_space.shape)
 
 
@@ -264,7 +272,11 @@ def sharded_equivalence(env_id: str) -> None:
 
     def make_vec(n: int, workers: int) -> Any:
         return gym.make_vec(
-            env_id, num_envs=n, vectorization_mode="vector_entry_point", num_workers=workers
+            env_id,
+            num_envs=n,
+            vectorization_mode="vector_entry_point",
+            num_workers=workers,
+            array_backend="torch",
         )
 
     check_sharded_equivalence(make_vec, gym.make(env_id).action_space, steps=40)

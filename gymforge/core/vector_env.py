@@ -21,9 +21,10 @@ changes, and Gymnasium's vector conventions:
   ``reset(options={"reset_mask": mask})``; stepping a finished instance first is not refused:
   its dynamics go on past the end), declared in ``metadata["autoreset_mode"]``. Gymnasium's
   ``make_vec`` forwards keywords, not ``vector_kwargs``, to a vector entry point;
-- ``array_backend`` (a keyword of the factory too): ``"torch"`` (tensors on the env's device,
-  the default) or ``"numpy"`` (everything returned as numpy arrays, so Gymnasium's numpy-based
-  vector wrappers work).
+- ``array_backend`` (a keyword of the factory too): ``"numpy"`` (everything returned as numpy
+  arrays, so Gymnasium's numpy-based vector wrappers work; the factory's default) or
+  ``"torch"`` (tensors on the env's device; the factory's default when a ``device`` is named,
+  and a class constructor's), see :mod:`gymforge.core.vector_factory`.
 
 Under ``NEXT_STEP`` the step that resets an instance still advances its dynamics once before
 the reset (one implementation of the dynamics, no masked step), so its later episodes draw from

@@ -52,7 +52,12 @@ def test_ppo_learns_the_probe_task(tmp_path):
     agent = TorchPolicyAgent(result.out / "policy.pt")
     assert _probe_return(agent) >= 30.0
     untrained = PPO(
-        gym.make_vec("Probe-Match-v0", num_envs=2, vectorization_mode="vector_entry_point"),
+        gym.make_vec(
+            "Probe-Match-v0",
+            num_envs=2,
+            vectorization_mode="vector_entry_point",
+            array_backend="torch",
+        ),
         PPOConfig(),
         seed=1,
     )
@@ -216,7 +221,10 @@ def test_agent_acts_on_torch_batches_on_the_tensors_device(tmp_path):
     )
     agent = TorchPolicyAgent(result.out)
     venv = gym.make_vec(
-        "LineFlow-WaitingTime-v0", num_envs=3, vectorization_mode="vector_entry_point"
+        "LineFlow-WaitingTime-v0",
+        num_envs=3,
+        vectorization_mode="vector_entry_point",
+        array_backend="torch",
     )
     obs, _ = venv.reset(seed=0)
     action = agent.act(obs)
@@ -271,9 +279,18 @@ def test_torch_backend_refuses_ids_without_a_batched_engine_and_unknown_algos(ca
     assert "--backend torch trains" in capsys.readouterr().err
 
 
+def test_trainer_refuses_an_env_of_numpy_outputs():
+    venv = gym.make_vec("Probe-Match-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    with pytest.raises(ValueError, match='array_backend="torch"'):
+        PPO(venv, PPOConfig())
+
+
 def test_partial_reset_resets_only_the_masked_instances():
     venv = gym.make_vec(
-        "LineFlow-WaitingTime-v0", num_envs=3, vectorization_mode="vector_entry_point"
+        "LineFlow-WaitingTime-v0",
+        num_envs=3,
+        vectorization_mode="vector_entry_point",
+        array_backend="torch",
     )
     venv.reset(seed=5)
     for _ in range(50):

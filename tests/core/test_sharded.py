@@ -25,7 +25,7 @@ def _probe(num_envs: int, workers: int, **kwargs) -> gym.vector.VectorEnv:
         num_envs=num_envs,
         vectorization_mode="vector_entry_point",
         num_workers=workers,
-        **kwargs,
+        **{"array_backend": "torch", **kwargs},
     )
 
 

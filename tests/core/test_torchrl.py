@@ -45,7 +45,7 @@ def test_torchrl_rollout_with_partial_resets_equals_same_step_autoreset(spec):
     rollout = env.rollout(steps, policy, break_when_any_done=False, auto_reset=True)
     assert rollout.batch_size == (len(periods), steps)
 
-    venv = truncate_after(gym.make_vec(spec.id, **make), periods)
+    venv = truncate_after(gym.make_vec(spec.id, **make, array_backend="torch"), periods)
     obs, _ = venv.reset(seed=seed)
     for t, action in enumerate(actions):
         assert torch.equal(rollout["observation"][:, t], obs), f"step {t}: observation"

@@ -76,7 +76,9 @@ def test_gymnasium_vector_wrappers_run(spec):
 
 @pytest.mark.parametrize("spec", BATCHED, ids=ids(BATCHED))
 def test_array_conversion_over_the_torch_backend_equals_the_numpy_backend(spec):
-    torch_env = gym.make_vec(spec.id, num_envs=2, vectorization_mode="vector_entry_point")
+    torch_env = gym.make_vec(
+        spec.id, num_envs=2, vectorization_mode="vector_entry_point", array_backend="torch"
+    )
     converted = ArrayConversion(torch_env, env_xp=torch, target_xp=np)
     native = numpy_vec(spec, 2)(AutoresetMode.SAME_STEP)
     a, b = converted.reset(seed=1)[0], native.reset(seed=1)[0]
@@ -87,7 +89,9 @@ def test_array_conversion_over_the_torch_backend_equals_the_numpy_backend(spec):
 
 
 def test_reset_mask_resets_only_the_masked_instances():
-    venv = gym.make_vec("Probe-Match-v0", num_envs=3, vectorization_mode="vector_entry_point")
+    venv = gym.make_vec(
+        "Probe-Match-v0", num_envs=3, vectorization_mode="vector_entry_point", array_backend="torch"
+    )
     venv.reset(seed=0)
     before = venv.step(torch.tensor([0, 0, 0]))[0].clone()
     obs, _ = venv.reset(options={"reset_mask": np.array([False, True, False])})

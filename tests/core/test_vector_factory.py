@@ -73,7 +73,12 @@ def test_sharded_with_one_worker_is_still_a_sharded_env_in_this_process():
 
 @pytest.mark.parametrize("env_id", ["LineFlow-WaitingTime-v0", "OffCMAB-Cascade-v0"])
 def test_make_vec_with_num_workers_builds_a_sharded_env_of_the_id(env_id):
-    make = {"id": env_id, "num_envs": 3, "vectorization_mode": "vector_entry_point"}
+    make = {
+        "id": env_id,
+        "num_envs": 3,
+        "vectorization_mode": "vector_entry_point",
+        "array_backend": "torch",
+    }
     plain = gym.make_vec(**make)
     env = gym.make_vec(**make, num_workers=2)
     try:
@@ -124,3 +129,13 @@ def test_the_vector_env_module_does_not_import_what_builds_on_it():
     above = {"gymforge.core.sharded", "gymforge.core.vector_factory", "gymforge.core.shard_worker"}
     assert not imported & above
     assert "gymforge.core.vector_env" in _imported_modules(CORE / "sharded.py")
+
+
+def test_make_vec_returns_numpy_by_default_and_torch_when_a_device_is_named():
+    make = {"id": "Probe-Match-v0", "num_envs": 2, "vectorization_mode": "vector_entry_point"}
+    assert isinstance(gym.make_vec(**make).reset(seed=0)[0], np.ndarray)
+    assert isinstance(gym.make_vec(**make, device="cpu").reset(seed=0)[0], torch.Tensor)
+    assert isinstance(gym.make_vec(**make, array_backend="torch").reset(seed=0)[0], torch.Tensor)
+    numpy_on_device = gym.make_vec(**make, device="cpu", array_backend="numpy")
+    assert isinstance(numpy_on_device.reset(seed=0)[0], np.ndarray)
+    assert make_vector(ProbeVecEnv, num_envs=2).array_backend == "numpy"

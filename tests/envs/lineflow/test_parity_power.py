@@ -56,7 +56,11 @@ def _simpy_parts(env_id: str, agent_name: str, horizon: int, episodes: int) -> n
 
 def _torch_parts(env_id: str, agent_name: str, horizon: int, instances: int) -> np.ndarray:
     venv = gym.make_vec(
-        env_id, num_envs=instances, vectorization_mode="vector_entry_point", horizon=horizon
+        env_id,
+        num_envs=instances,
+        vectorization_mode="vector_entry_point",
+        array_backend="torch",
+        horizon=horizon,
     )
     agent = load_entry_point(get_spec(env_id).agents[agent_name])(venv)
     obs, _ = venv.reset(seed=0)

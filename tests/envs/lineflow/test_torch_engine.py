@@ -115,7 +115,12 @@ def test_lineflow__controllers_drive_a_batch_split_over_worker_processes():
     the sharded env and gets the same observations and rewards as on the one-process env."""
     from gymforge.agents.lineflow import BestPartitionAgent
 
-    make = {"num_envs": 3, "vectorization_mode": "vector_entry_point", "horizon": 60}
+    make = {
+        "num_envs": 3,
+        "vectorization_mode": "vector_entry_point",
+        "array_backend": "torch",
+        "horizon": 60,
+    }
     plain = gym.make_vec("LineFlow-WorkerAssignment-v0", **make)
     sharded = gym.make_vec("LineFlow-WorkerAssignment-v0", num_workers=2, **make)
     try:

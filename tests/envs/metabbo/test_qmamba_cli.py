@@ -87,6 +87,7 @@ def test_collect_train_and_act_from_the_command_line(tmp_path, capsys):
         "MetaBBO-v0",
         num_envs=3,
         vectorization_mode="vector_entry_point",
+        array_backend="torch",
         dimension=2,
         population_size=10,
         max_generations=6,

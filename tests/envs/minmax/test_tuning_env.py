@@ -50,6 +50,7 @@ def test_vector_env_runs_per_game_step_sizes_and_momenta_like_the_solver():
         "MinMaxTuning-v0",
         num_envs=3,
         vectorization_mode="vector_entry_point",
+        array_backend="torch",
         game="quadratic",
         order="alternating",
         max_steps=50,
@@ -63,6 +64,7 @@ def test_vector_env_runs_per_game_step_sizes_and_momenta_like_the_solver():
         "MinMaxTuning-v0",
         num_envs=3,
         vectorization_mode="vector_entry_point",
+        array_backend="torch",
         game="quadratic",
         order="alternating",
     ).reset(seed=4)
@@ -145,6 +147,7 @@ def test_every_game_runs_through_gymnasium_and_the_vector_api(game, order):
         "MinMaxTuning-v0",
         num_envs=3,
         vectorization_mode="vector_entry_point",
+        array_backend="torch",
         game=game,
         order=order,
     )
