@@ -245,7 +245,10 @@ def make_vec_quietly(env_id: str, num_envs: int) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         return gym.make_vec(
-            env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", array_backend="torch"
+            env_id,
+            num_envs=num_envs,
+            vectorization_mode="vector_entry_point",
+            array_backend="torch",
         )
 
 
