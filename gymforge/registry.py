@@ -22,6 +22,7 @@ import gymnasium as gym
 
 import gymforge.ids
 from gymforge import entry_points
+from gymforge.core.render_modes import check_render_mode
 from gymforge.spec import ENTRY_POINTS, RANDOM_AGENT, Capabilities, EnvSpec
 
 __all__ = [
@@ -204,19 +205,27 @@ def register_all() -> None:
 
 
 def make_parallel(
-    env_id: str, num_envs: int | None = None, device: str = "cpu", **kwargs: Any
+    env_id: str,
+    num_envs: int | None = None,
+    device: str = "cpu",
+    render_mode: str | None = None,
+    **kwargs: Any,
 ) -> Any:
     """A PettingZoo ``ParallelEnv`` of a multi-agent id, with keyword overrides of its kwargs.
 
-    With ``num_envs``, the id's batched view instead: ``num_envs`` instances on ``device`` with
-    the parallel API over dicts of batched torch tensors (``batched_parallel_entry_point``).
+    ``render_mode`` (PettingZoo's keyword) must be None or one of the id's declared
+    ``capabilities.render_modes``; any other is refused here, before the env is built. With
+    ``num_envs``, the id's batched view instead: ``num_envs`` instances on ``device`` with the
+    parallel API over dicts of batched torch tensors (``batched_parallel_entry_point``).
     """
     spec = get_spec(env_id)
     if spec.parallel_entry_point is None:
         multi = [s.id for s in SPECS if s.parallel_entry_point is not None]
         raise ValueError(f"{env_id!r} is not a multi-agent id; multi-agent ids: {multi}")
+    render_mode = check_render_mode(render_mode, spec.capabilities.render_modes, env_id)
     if num_envs is None:
-        return load_entry_point(spec.parallel_entry_point)(**{**spec.kwargs, **kwargs})
+        given = {} if render_mode is None else {"render_mode": render_mode}
+        return load_entry_point(spec.parallel_entry_point)(**{**spec.kwargs, **kwargs, **given})
     if spec.batched_parallel_entry_point is None:
         raise ValueError(f"{env_id} has no batched view; drop num_envs")
     factory = load_entry_point(spec.batched_parallel_entry_point)

@@ -60,6 +60,24 @@ class GameConfig:
         _positive_float("init_scale", self.init_scale)
 
 
+#: the episode length when neither ``max_steps`` nor its alias ``max_cycles`` is given
+DEFAULT_MAX_STEPS = 100
+
+
+def episode_length(max_steps: int | None, max_cycles: int | None) -> int:
+    """Rounds per episode from ``max_steps`` or ``max_cycles``, PettingZoo's name for it (which
+    ``pettingzoo.test.max_cycles_test`` passes); both given must agree. Unchecked beyond that
+    (:class:`GameConfig` checks the value)."""
+    if max_cycles is None:
+        return DEFAULT_MAX_STEPS if max_steps is None else max_steps
+    if max_steps is not None and max_steps != max_cycles:
+        raise ValueError(
+            f"max_cycles is another name of max_steps: give one, got max_steps={max_steps!r} "
+            f"and max_cycles={max_cycles!r}"
+        )
+    return max_cycles
+
+
 def check_order(order: Any) -> None:
     if order not in ORDERS:
         raise ValueError(f"order must be one of {list(ORDERS)}, got {order!r}")

@@ -20,11 +20,12 @@ from pettingzoo import AECEnv, ParallelEnv
 
 from gymforge.core.devices import check_device
 from gymforge.core.instance_rng import InstanceRNG
+from gymforge.core.render_modes import check_render_mode
 from gymforge.core.reset_seeds import MAX_SEED, batch_reset_seeds
 from gymforge.core.spaces import as_action_tensor, validate_batched_action
 from gymforge.core.vector_env import check_num_envs
 from gymforge.envs.minmax import dynamics
-from gymforge.envs.minmax.config import GameConfig, check_positive
+from gymforge.envs.minmax.config import GameConfig, check_positive, episode_length
 from gymforge.envs.minmax.games import BilinearGame, make_game
 from gymforge.envs.minmax.random_games import draw_bilinear_matrices
 
@@ -57,6 +58,10 @@ _DOC = """MinMax-<Game>: two players, x minimising and y maximising f(x, y), mov
     | m+n … 2m+n−1 | ∇_x f(x, y) | – | −inf | inf |
     | 2m+n … 2(m+n)−1 | ∇_y f(x, y) | – | −inf | inf |
 
+    ## State
+    ``state()`` (PettingZoo's global state, ``state_space``
+    ``Box(−inf, inf, (m + n,), float32)``): both players' iterates ``(x, y)``.
+
     ## Rewards
     Zero-sum: ``x`` receives ``−f(x, y)`` and ``y`` receives ``+f(x, y)`` at the new point,
     once per round (in the AEC view after ``y``'s move); ``info["f"]`` holds ``f`` and
@@ -79,6 +84,7 @@ _DOC = """MinMax-<Game>: two players, x minimising and y maximising f(x, y), mov
     | game | str | per id | ``bilinear``, ``quadratic``, ``xy2`` or ``sextic`` |
     | game_params | dict | ``{}`` | ``A``; ``a``, ``B``, ``c``; ``shift`` (see ``GAME_PARAMS``) |
     | max_steps | int | 100 | rounds per episode |
+    | max_cycles | int | None | PettingZoo's name of ``max_steps`` (give one of the two) |
     | init_scale | float | 1.0 | half-width of the starting box |
     | max_increment | float | 1.0 | bound of each action entry |
     | random_game_dim | int or None | None | draw a ``d × d`` bilinear game per reset seed |
@@ -108,14 +114,16 @@ class MinMaxBatchedParallelEnv:
         device: torch.device | str = "cpu",
         game: str = "bilinear",
         game_params: Mapping[str, Any] | None = None,
-        max_steps: int = 100,
+        max_steps: int | None = None,
         init_scale: float = 1.0,
         max_increment: float = 1.0,
         random_game_dim: int | None = None,
+        max_cycles: int | None = None,
     ) -> None:
         num_envs = check_num_envs(num_envs)
         check_positive("max_increment", max_increment)
-        self.config = GameConfig(game, dict(game_params or {}), max_steps, init_scale)
+        rounds = episode_length(max_steps, max_cycles)
+        self.config = GameConfig(game, dict(game_params or {}), rounds, init_scale)
         self.device = check_device(device)
         self.random_game_dim = _check_random_game_dim(random_game_dim, self.config)
         if self.random_game_dim is None:
@@ -138,6 +146,8 @@ class MinMaxBatchedParallelEnv:
             a: spaces.Box(-self.max_increment, self.max_increment, (dims[a],), np.float32)
             for a in AGENTS
         }
+        #: the space of one instance's global state (both iterates, see :meth:`global_state`)
+        self.state_space = spaces.Box(-np.inf, np.inf, (dims["x"] + dims["y"],), np.float32)
         self.rng = InstanceRNG.create([0] * num_envs, self.device)
         self.np_random, _ = seeding.np_random(None)
         self.state: dynamics.PlayState | None = None
@@ -162,6 +172,11 @@ class MinMaxBatchedParallelEnv:
     def observations(self) -> dict[str, torch.Tensor]:
         obs = dynamics.observe(self.game, self._state.x, self._state.y).to(torch.float32)
         return {"x": obs, "y": obs.clone()}
+
+    def global_state(self) -> torch.Tensor:
+        """PettingZoo's global state of each instance, ``(B, m + n)`` float32: both players'
+        iterates ``(x, y)``, which with the game determine both observations."""
+        return torch.cat([self._state.x, self._state.y], dim=1).to(torch.float32)
 
     @property
     def _state(self) -> dynamics.PlayState:
@@ -218,11 +233,18 @@ class MinMaxParallelEnv(ParallelEnv):
     __doc__ = _DOC
     metadata = {"name": "minmax_v0", "render_modes": [], "is_parallelizable": True}  # noqa: RUF012
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
+        self.render_mode = check_render_mode(
+            render_mode, self.metadata["render_modes"], type(self).__name__
+        )
         self._batched = MinMaxBatchedParallelEnv(num_envs=1, device="cpu", **kwargs)
         self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
-        self.render_mode = None
+        self.state_space = self._batched.state_space
+
+    def state(self) -> np.ndarray:
+        """Both players' iterates ``(x, y)``, float32 ``(m + n,)`` (see ``state_space``)."""
+        return self._batched.global_state()[0].numpy().copy()
 
     @property
     def game(self) -> Any:
@@ -272,12 +294,19 @@ class MinMaxAECEnv(AECEnv):
 
     metadata = {"name": "minmax_aec_v0", "render_modes": [], "is_parallelizable": False}  # noqa: RUF012
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
         super().__init__()
+        self.render_mode = check_render_mode(
+            render_mode, self.metadata["render_modes"], type(self).__name__
+        )
         self._batched = MinMaxBatchedParallelEnv(num_envs=1, device="cpu", **kwargs)
         self.possible_agents = list(AGENTS)
         self.agents = []
-        self.render_mode = None
+        self.state_space = self._batched.state_space
+
+    def state(self) -> np.ndarray:
+        """Both players' iterates ``(x, y)``, float32 ``(m + n,)`` (see ``state_space``)."""
+        return self._batched.global_state()[0].numpy().copy()
 
     @property
     def game(self) -> Any:

@@ -16,6 +16,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from gymforge.core.render_modes import check_render_mode
 from gymforge.core.reset_options import check_reset_options
 from gymforge.core.reset_seeds import MAX_SEED, validate_seed
 from gymforge.core.vector_env import TorchVectorEnv
@@ -24,20 +25,25 @@ from gymforge.core.vector_env import TorchVectorEnv
 class TorchScalarEnv(gym.Env):
     """A ``gym.Env`` running ``vector_env_cls(num_envs=1, autoreset=False, **kwargs)`` on the CPU.
 
-    A family's view is built by :func:`scalar_view`, which sets ``vector_env_cls`` and the
-    docstring; a subclass that adds helpers (and leaves ``vector_env_cls`` unset) is a base for
+    ``render_mode`` must be None or one of the vector class's ``metadata["render_modes"]``: any
+    other is refused at construction (:func:`~gymforge.core.render_modes.check_render_mode`).
+
+    A family's view is built by :func:`scalar_view`, which sets ``vector_env_cls``, the
+    docstring and the class's ``metadata``; a subclass that adds helpers (and leaves ``vector_env_cls`` unset) is a base for
     such views.
     """
 
     vector_env_cls: type[TorchVectorEnv]
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
+        # a mode the family cannot render is refused here, not by a later render()
+        modes = self.vector_env_cls.metadata.get("render_modes", [])
+        self.render_mode = check_render_mode(render_mode, modes, type(self).__name__)
         self._kwargs = kwargs
         self._vector = self.vector_env_cls(num_envs=1, device="cpu", autoreset=False, **kwargs)
         self.observation_space = self._vector.single_observation_space
         self.action_space = self._vector.single_action_space
-        self.metadata = {"render_modes": self._vector.metadata.get("render_modes", [])}
-        self.render_mode = render_mode
+        self.metadata = {"render_modes": list(modes)}
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -92,6 +98,8 @@ def scalar_view(
         "__module__": module or vector_env_cls.__module__,
         "__qualname__": name,
         "vector_env_cls": vector_env_cls,
+        # what gym.make reads before building: the modes the vector class declares
+        "metadata": {"render_modes": list(vector_env_cls.metadata.get("render_modes", []))},
     }
     return type(name, (base,), namespace)
 
