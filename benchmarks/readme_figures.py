@@ -179,8 +179,25 @@ def counts() -> str:
     )
 
 
+def wt_seeds() -> str:
+    """What the README's train command gives on the WaitingTime board, per seed."""
+    data = _load("rl_lineflow_torch_wt_seeds")
+    per_seed = ", ".join(f"{s['held_out_mean']:.1f}" for s in data["seeds"])
+    low, high = data["iqm_ci95"]
+    target = data["target"]
+    verdict = "met" if data["met"] else "not met"
+    return (
+        f"On the board's 20 held-out episodes this command gives, for seeds 0–4: {per_seed} "
+        f"(IQM {data['iqm']:.1f} [{low:.1f}, {high:.1f}]; the optimal controller: 157.8). The "
+        f"goal of >= {target['every_seed']} on every seed and an IQM >= {target['iqm']} is "
+        f"{verdict} (`benchmarks/results/rl_lineflow_torch_wt_seeds.md`; "
+        f"{data['host_cpu']}, 2 cores).\n"
+    )
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "counts": counts,
+    "wt-seeds": wt_seeds,
     "lineflow-reference": lineflow_reference,
     "scalar-speed": scalar_speed,
     "train-speed": train_speed,
