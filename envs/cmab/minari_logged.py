@@ -23,7 +23,8 @@ metadata (``dataset.storage.metadata["gymforge"]``) holds what the folder format
 ``metadata.json`` holds: env id and kwargs, application, logging policy and options, n, seed,
 ``instance_params_hash`` and the problem's public config; the description repeats it for people.
 The plays draw from the collector's own per-record streams, not the env's: the episode does not
-replay on the env step by step, but the instance is the env's.
+replay on the env step by step, but the instance is the env's. The dataset says so in its
+metadata (``dataset.storage.metadata["gymforge_replay"]``: ``exact`` False and ``why``).
 
 :func:`read_minari` rebuilds the record arrays and metadata bit for bit;
 :func:`gymforge.envs.cmab.datasets.load_dataset` (``"minari:NAME"``) then checks the instance
@@ -58,6 +59,18 @@ from gymforge.envs.cmab.problem import Problem
 ARM_FIELD = {"cascade": "action", "llm_cache": "cached", "influence": "seeds", "kpath": "path"}
 #: key of the gymforge metadata in the Minari dataset's metadata
 METADATA_KEY = "gymforge"
+#: key of the replay flag in the Minari dataset's metadata (see :func:`replay_flag`)
+REPLAY_KEY = "gymforge_replay"
+#: why the plays do not replay on ``dataset.recover_environment()``
+_DRAWN_APART = (
+    "the plays drew their feedback from the collector's own per-record random streams, not the "
+    "env's, so stepping the recovered env (reset with the episode's seed: the same instance) with "
+    "the logged actions gives other feedback, observations and rewards"
+)
+_MASKS = (
+    "the actions are MultiBinary masks of sets of any size, which the env's k-id action space "
+    "cannot hold, so they are not actions of the recovered env; and "
+)
 _PLACEHOLDER = {"b": False, "i": -1, "f": np.nan}
 
 
@@ -68,6 +81,14 @@ def action_space(problem: Problem) -> spaces.Space:
     if problem.name == "kpath":
         return spaces.MultiDiscrete(np.array([problem.n_ids], dtype=np.int64))
     return spaces.MultiBinary(problem.n_ids)
+
+
+def replay_flag(application: str) -> dict[str, Any]:
+    """The flag stored under :data:`REPLAY_KEY`: ``{"exact": False, "why": ...}``, because an
+    Off-CMAB logged episode never replays on the recovered env step by step (Minari users who
+    replay datasets read it; ``docs/design/offcmab_minari.md`` explains)."""
+    masks = application in ("llm_cache", "influence")
+    return {"exact": False, "why": (_MASKS if masks else "") + _DRAWN_APART}
 
 
 def check_target(name: str, root: str | Path | None, overwrite: bool) -> None:
@@ -145,7 +166,9 @@ def write_minari(
                     code_permalink="gymforge.envs.cmab.minari_logged",
                     description=_description(recorded),
                 )
-            dataset.storage.update_metadata({METADATA_KEY: recorded})
+            dataset.storage.update_metadata(
+                {METADATA_KEY: recorded, REPLAY_KEY: replay_flag(problem.name)}
+            )
         except BaseException:
             if name in minari.list_local_datasets():
                 minari.delete_dataset(name)
