@@ -7,8 +7,9 @@ registry:
 - :mod:`gymforge.checks.conformance`: what gymforge promises beyond Gymnasium's ``check_env``
   (determinism, pickling, batch and sharding equivalence), on env objects and as the suite of a
   registered id (``check_id``);
-- :mod:`gymforge.checks.golden`: per-step digests of every engine's trajectories, compared with
-  the committed ``tests/golden/trajectories.json`` (``python -m gymforge.checks.golden check``);
+- :mod:`gymforge.checks.golden`: every engine's trajectories per step (integer parts exactly,
+  floats within a tolerance), compared with the committed ``tests/golden/trajectories.json``
+  (``python -m gymforge.checks.golden check``);
 - :mod:`gymforge.checks.autoreset`: Gymnasium's vector conventions (the autoreset modes, a match
   with ``SyncVectorEnv``) on a ``TorchVectorEnv``;
 - :mod:`gymforge.checks.batch_and_device`: the same instance alike across batch sizes and
