@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from benchmarks import common
+from benchmarks.claims import verdict
 from gymforge.agents.random_agent import RandomAgent
 from gymforge.baselines.metabbo.adaptive import SHADEAgent
 from gymforge.baselines.metabbo.experts import ACTING, expert_policy_path
@@ -166,11 +167,13 @@ def render_md(result: dict[str, Any]) -> str:
             lines.append(f"| {name} | {row_cells(row)} |")
         acting = ACTING[preset]
         expert = entry["rows"][f"expert_{acting}"]["vs_random"]
-        beats = expert["perf"]["ci95"][0] > 0 and expert["log10_error"]["ci95"][1] < 0
+        perf = verdict(*expert["perf"]["ci95"], higher_is_better=True)
+        error = verdict(*expert["log10_error"]["ci95"], higher_is_better=False)
         lines += [
             "",
-            f"The registered expert acts **{acting}**. It beats random on both Perf and log10 "
-            f"error (both paired CIs exclude 0): **{'yes' if beats else 'no'}**.",
+            f"The registered expert acts **{acting}**. It {perf} random on Perf "
+            f"(ΔPerf {format_ci(expert['perf'], 4)}) and {error} random on log10 error "
+            f"(Δlog10 error {format_ci(expert['log10_error'], 3)}), by the paired 95% CIs.",
             "",
         ]
     return "\n".join(lines)

@@ -418,13 +418,20 @@ def render_markdown(r: dict[str, Any]) -> str:
             for n in names
         ]
         lines.append(f"| f{problem['function_id']} | " + " | ".join(cells) + " |")
-    lines += ["", "Q-Mamba against random and best static (paired 95% CI, run by run):", ""]
+    if all(isinstance(v, dict) for v in r["verdicts"].values()):
+        heading = "Q-Mamba against random and best static (paired 95% CI, run by run):"
+    else:  # files written before the paired verdicts compared means only
+        heading = (
+            "Q-Mamba against random and best static, means only (no paired interval, so no "
+            "verdict; log10 error: a lower mean is the better one):"
+        )
+    lines += ["", heading, ""]
     for key, v in r["verdicts"].items():
         if isinstance(v, dict):
             low, high = v["ci95"]
             lines.append(f"- {key}: {v['verdict']} ({v['mean']:+.4f} [{low:+.4f}, {high:+.4f}])")
-        else:  # files written before the paired verdicts compared means only
-            lines.append(f"- {key}: {'higher mean' if v else 'not higher'} (means only)")
+        else:
+            lines.append(f"- {key}: {'better mean' if v else 'no better mean'} (means only)")
     lines.append("")
     return "\n".join(lines)
 

@@ -71,7 +71,8 @@ def markdown(data: dict[str, Any]) -> str:
         f"{rnd['log10_error']:.3f}.",
         f"- Selected (first row, the Alg0 default of `ScheduleAgent`): {rows[0]['schedule']}.",
         "",
-        "| schedule | Perf | log10 final error | Perf - random | beats random on both |",
+        "| schedule | Perf | log10 final error | Perf - random "
+        "| higher Perf and lower log10 error than random (means only, no paired CI) |",
         "|---|---:|---:|---:|---|",
     ]
     for r in rows:

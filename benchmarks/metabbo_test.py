@@ -412,7 +412,8 @@ def _comparisons(summary: dict[str, Any]) -> list[str]:
     for preset, table in summary.items():
         tested = [row for row, entry in table.items() if "vs_random" in entry]
         survivors = [
-            f"{row} ({verdict(*entry['vs_random']['perf']['ci95'])} random, "
+            f"{row} ({verdict(*entry['vs_random']['perf']['ci95'])} random, ΔPerf "
+            f"{_fmt((entry['vs_random']['perf']['mean'], entry['vs_random']['perf']['ci95']), 4)}, "
             f"p = {entry['vs_random']['perf']['p_value']:.2g})"
             for row, entry in table.items()
             if "vs_random" in entry and entry["vs_random"]["perf"]["p_value"] < 0.05 / len(tested)

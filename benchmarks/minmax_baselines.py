@@ -175,7 +175,8 @@ def render_md(result: dict[str, Any]) -> str:
         "",
         "On `MinMaxTuning-v0` (Sim-HB on f = xy) every constant pair diverges (Feng et al., "
         "Prop. 3.2), so the best pair is the one that diverges slowest: the smallest step size "
-        "of the grid wins, and a score closer to 0 means slower divergence, not convergence. "
+        "of the grid scores highest, and a score closer to 0 means slower divergence, not "
+        "convergence. "
         "Extragradient, OGDA and Alt-HB cannot be expressed as that env's action (it applies "
         "simultaneous heavy ball itself) and are tuned on the games board only.",
         "",

@@ -2,7 +2,8 @@
 
 ``benchmarks.claims.verdict`` turns a paired difference's interval into a word. The MetaBBO
 results table of those words must agree with the intervals printed beside them, and every
-"beats" or "wins" in the README must sit in a sentence whose next paired interval excludes 0.
+"beats" or "wins" in the README, the figures and tour pages and every results file under
+``benchmarks/results`` must sit in a sentence whose next paired interval excludes 0.
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ INTERVAL = re.compile(rf"\[\s*({NUMBER})\s*,\s*({NUMBER})\s*\]")
 CLAIM = re.compile(r"\b(beats|wins)\b", re.IGNORECASE)
 #: the texts whose comparison words must carry an interval that supports them (the generated
 #: MetaBBO table is checked against its own intervals below)
-SCANNED = (ROOT / "README.md", ROOT / "docs" / "figures.md", ROOT / "docs" / "tour.md")
+SCANNED = (
+    ROOT / "README.md",
+    ROOT / "docs" / "figures.md",
+    ROOT / "docs" / "tour.md",
+    *sorted(RESULTS.glob("**/*.md")),
+)
+#: metabbo_test.md's table of words, one cell per word beside the cell of its interval
+WORDS_TABLE = RESULTS / "metabbo_test.md"
+WORDS_TABLE_HEAD = "| method | preset | against | ΔPerf [95% CI] |"
 
 
 def _number(text: str) -> float:
@@ -36,6 +45,17 @@ def _clauses(text: str) -> list[str]:
             for sentence in re.split(r"(?<=[.;!?])\s+(?=[A-Z(])", cell):
                 out.append(" ".join(sentence.split()))
     return out
+
+
+def scanned_text(path: Path, text: str | None = None) -> str:
+    """The text of ``path`` (or ``text`` as its contents) to scan: all of it, less the MetaBBO
+    table of words, whose words are checked against their own intervals below."""
+    if text is None:
+        text = path.read_text(encoding="utf-8")
+    if path == WORDS_TABLE and WORDS_TABLE_HEAD in text:
+        before, table = text.split(WORDS_TABLE_HEAD, 1)
+        text = before + table.partition("\n\n")[2]
+    return text
 
 
 def unsupported_claims(text: str) -> list[str]:
@@ -87,19 +107,32 @@ def test_the_scanner_flags_a_win_whose_interval_holds_zero():
     assert not unsupported_claims("It beats random on Perf (+0.0068 [+0.0020, +0.0116]).")
 
 
-@pytest.mark.parametrize("path", SCANNED, ids=lambda p: p.name)
+def test_the_scan_covers_every_results_file():
+    names = {p.relative_to(RESULTS).as_posix() for p in SCANNED if RESULTS in p.parents}
+    assert {"metabbo_reproduction.md", "metabbo_offline.md", "metabbo_test.md"} <= names
+    assert any("/" in name for name in names)
+
+
+def test_only_the_checked_table_is_left_out_of_the_scan():
+    text = WORDS_TABLE.read_text(encoding="utf-8")
+    kept = scanned_text(WORDS_TABLE)
+    assert WORDS_TABLE_HEAD in text and WORDS_TABLE_HEAD not in kept
+    assert "### Multiplicity" in kept
+    assert scanned_text(ROOT / "README.md", text) == text
+
+
+@pytest.mark.parametrize("path", SCANNED, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_beats_or_wins_has_a_paired_interval_that_excludes_zero(path):
-    bad = unsupported_claims(path.read_text(encoding="utf-8"))
+    bad = unsupported_claims(scanned_text(path))
     assert not bad, "claims without a supporting paired interval:\n" + "\n".join(bad)
 
 
 def test_the_metabbo_words_table_agrees_with_its_intervals():
     """Every word in metabbo_test.md's table of learned rows is the verdict of the interval
     printed before it (log10 error: lower is better)."""
-    text = (RESULTS / "metabbo_test.md").read_text(encoding="utf-8")
-    head = "| method | preset | against | ΔPerf [95% CI] |"
-    assert head in text
-    table = text.split(head, 1)[1].split("\n\n", 1)[0]
+    text = WORDS_TABLE.read_text(encoding="utf-8")
+    assert WORDS_TABLE_HEAD in text
+    table = text.split(WORDS_TABLE_HEAD, 1)[1].split("\n\n", 1)[0]
     rows = table.splitlines()[2:]
     assert len(rows) >= 30
     for line in rows:
