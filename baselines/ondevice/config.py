@@ -15,7 +15,7 @@ from typing import Any
 from gymforge.baselines.ondevice import a2c, recurrent_ppo
 from gymforge.baselines.ondevice.ppo import PPOConfig
 from gymforge.baselines.training import config
-from gymforge.baselines.training.config import CONFIG_DIR, TrainConfig
+from gymforge.baselines.training.config import CONFIG_DIR, EVAL_KEYS, KEEP_BEST_KEY, TrainConfig
 
 ONDEVICE_CONFIG_DIR = CONFIG_DIR / "ondevice"
 #: algorithm -> its defaults over :class:`PPOConfig`'s
@@ -33,7 +33,7 @@ def _parameters(algo: str) -> list[str]:
 
 def check(data: dict[str, Any], source: str) -> None:
     """Validate one config layer; ``algos`` entries are checked against :class:`PPOConfig`."""
-    config.check_layer(data, source, _parameters, ALGORITHMS)
+    config.check_layer(data, source, _parameters, ALGORITHMS, (*EVAL_KEYS, KEEP_BEST_KEY))
     for name, settings in (data.get("algos") or {}).items():
         merged = {**ALGORITHM_DEFAULTS[name], **(settings or {})}
         PPOConfig.from_mapping(merged, f"{source}: algos.{name}")

@@ -2,7 +2,10 @@
 
 Layout of a run folder ``OUT`` (as the SB3 backend's, with ``policy.pt`` for ``model.zip``)::
 
-    OUT/policy.pt            final policy: weights, network spec, observation statistics
+    OUT/policy.pt            the run's policy: weights, network spec, observation statistics;
+                             the final one, or with ``eval.keep_best`` the best-evaluated one
+    OUT/policy_last.pt       (``eval.keep_best`` only) the final policy
+    OUT/policy_best.pt       (``eval.keep_best`` only) the best-evaluated policy so far
     OUT/config.json          what the run was: algo, env id and kwargs, seed, steps, settings
     OUT/evaluations.json     periodic held-out evaluations on the exact engine (``gym.make``)
     OUT/checkpoints/step_N/  policy.pt + trainer.pt (optimizer, generator) + config.json
@@ -12,7 +15,12 @@ Files are written to temporary names and renamed, ``config.json`` last, so a kil
 complete artifact or none. Training seeds: the vector env is reset with ``seed`` (instance ``i``
 with ``seed + i``) and autoresets continue each instance's own stream; a resumed run resets with
 ``seed + steps done``. Held-out evaluation uses the seeds ``2**62 + k``, which no training
-episode can have.
+episode can have, and which the boards' episodes (``2**62 + 1,000,000 + k``) do not reach with
+fewer than a million evaluation episodes. Training swings between evaluations (LineFlow's
+waiting-time policy moves by tens of points from one to the next), so ``eval.keep_best`` keeps
+the policy of the best evaluation (ties: the later) as the run's ``policy.pt``, as a
+validation-based checkpoint choice. Every evaluation row holds ``train_s``, the seconds spent
+training so far (evaluations excluded), for time-to-score measurements.
 
 :func:`train` runs four stages: :func:`resolve` (the request, checked, as a :class:`Plan`),
 :func:`build` (env, trainer, curriculum and outputs, as a :class:`Session`), :func:`loop`
@@ -64,6 +72,8 @@ from gymforge.core.devices import check_device
 from gymforge.registry import get_spec
 
 TRAINER_FILE = "trainer.pt"
+LAST_POLICY_FILE = "policy_last.pt"
+BEST_POLICY_FILE = "policy_best.pt"
 ARTIFACT_FORMAT_VERSION = 1
 
 
@@ -303,11 +313,29 @@ def _payload(plan: Plan, run: Session) -> dict[str, Any]:
     return policy_payload(trainer.policy, trainer.obs_norm, plan.cfg.frame_stack, plan.algo)
 
 
-def _evaluate(plan: Plan, run: Session) -> dict[str, Any]:
-    agent = TorchPolicyAgent(_payload(plan, run))
+def _best(evaluations: list[dict[str, Any]]) -> dict[str, Any]:
+    """The evaluation with the highest mean return (ties: the later one)."""
+    return max(evaluations, key=lambda e: (e["mean_return"], e["timesteps"]))
+
+
+def _evaluate(plan: Plan, run: Session, train_s: float) -> dict[str, Any]:
+    """Evaluate the current policy on the validation seeds and record the row; with
+    ``eval.keep_best``, a row that is the best so far saves its policy as ``policy_best.pt``."""
+    payload = _payload(plan, run)
     cfg = plan.cfg
-    episodes = run_episodes(agent, plan.env_id, cfg.env_kwargs, eval_seeds(cfg.eval_episodes))
-    return {"timesteps": run.trainer.steps_done, **summarize(episodes), "episodes": episodes}
+    episodes = run_episodes(
+        TorchPolicyAgent(payload), plan.env_id, cfg.env_kwargs, eval_seeds(cfg.eval_episodes)
+    )
+    row = {
+        "timesteps": run.trainer.steps_done,
+        **summarize(episodes),
+        "train_s": round(train_s, 3),
+        "episodes": episodes,
+    }
+    run.evaluations.append(row)
+    if cfg.eval_keep_best and _best(run.evaluations) is row:
+        save_policy(plan.out / BEST_POLICY_FILE, payload)
+    return row
 
 
 def _write_evaluations(plan: Plan, run: Session) -> None:
@@ -360,9 +388,8 @@ def loop(plan: Plan, run: Session, log: Any) -> float:
             _log_rollout(plan, run, stats, episodes.returns, step)
             if evals.due(step):
                 t0 = time.perf_counter()
-                row = _evaluate(plan, run)
+                row = _evaluate(plan, run, t0 - start - run.eval_seconds)
                 run.eval_seconds += time.perf_counter() - t0
-                run.evaluations.append(row)
                 _write_evaluations(plan, run)
                 if run.writer is not None:
                     run.writer.add_scalar("eval/mean_return", row["mean_return"], step)
@@ -386,14 +413,29 @@ def loop(plan: Plan, run: Session, log: Any) -> float:
 
 
 def finish(plan: Plan, run: Session, train_seconds: float, start_time: float) -> TrainResult:
-    """The last evaluation (unless one was just made), the final policy and ``config.json``."""
+    """The last evaluation (unless one was just made), the run's policy (the final one, or
+    with ``eval.keep_best`` the best-evaluated one) and ``config.json``."""
     trainer = run.trainer
     last = run.evaluations[-1]["timesteps"] if run.evaluations else None
     if plan.cfg.eval_every and last != trainer.steps_done:
-        run.evaluations.append(_evaluate(plan, run))
-    save_policy(plan.out / POLICY_FILE, _payload(plan, run))
+        _evaluate(plan, run, train_seconds)
+    final_payload = _payload(plan, run)
+    chosen = None
+    if plan.cfg.eval_keep_best and run.evaluations:
+        save_policy(plan.out / LAST_POLICY_FILE, final_payload)
+        best = _best(run.evaluations)
+        if best["timesteps"] != trainer.steps_done:
+            final_payload = torch.load(plan.out / BEST_POLICY_FILE, weights_only=True)
+        chosen = {
+            "rule": "best mean return on the validation seeds (ties: the later)",
+            "timesteps": best["timesteps"],
+            "mean_return": best["mean_return"],
+        }
+    save_policy(plan.out / POLICY_FILE, final_payload)
     _write_evaluations(plan, run)
     final = _artifact_config(plan, run)
+    if chosen is not None:
+        final["policy_chosen"] = chosen
     final["wall_s"] = round(time.perf_counter() - start_time, 3)
     final["train_steps_per_s"] = round((trainer.steps_done - plan.done_steps) / train_seconds, 1)
     final["timings_s"] = {k: round(v, 3) for k, v in trainer.timings.as_dict().items()}

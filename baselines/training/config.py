@@ -10,6 +10,8 @@ A config file (YAML or JSON) holds, all keys but ``version`` optional::
     frame_stack: 1        # observations stacked along the last axis (1: none)
     curriculum: null      # or {start, threshold, update, factor_max, look_back}
     eval: {every: 25000, episodes: 1}   # held-out evaluation (every 0: off)
+                          # (+ keep_best: true, on-device trainer only: the run's policy is
+                          # its best-evaluated one; evaluations on seeds disjoint from boards)
     checkpoint_every: 0   # steps between resumable checkpoints (0: only the final model)
     algos:                # per-algorithm settings (SB3 class arguments, or PPOConfig's)
       ppo: {n_steps: 500, batch_size: 500}
@@ -53,6 +55,8 @@ TOP_KEYS = (
 VECTORIZED_FILE = "vectorized.yaml"
 CURRICULUM_KEYS = ("start", "threshold", "update", "factor_max", "look_back")
 EVAL_KEYS = ("every", "episodes")
+#: ``eval.keep_best``: the on-device trainer's choice of the best validated policy
+KEEP_BEST_KEY = "keep_best"
 #: SB3 constructor arguments that ``gymforge train`` sets itself.
 RESERVED_ALGO_KWARGS = (
     "policy",
@@ -93,6 +97,7 @@ class TrainConfig:
     curriculum: Curriculum | None = None
     eval_every: int = 0
     eval_episodes: int = 1
+    eval_keep_best: bool = False
     checkpoint_every: int = 0
     algos: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
@@ -116,7 +121,11 @@ class TrainConfig:
             "n_envs": self.n_envs,
             "frame_stack": self.frame_stack,
             "curriculum": curriculum,
-            "eval": {"every": self.eval_every, "episodes": self.eval_episodes},
+            "eval": {
+                "every": self.eval_every,
+                "episodes": self.eval_episodes,
+                **({KEEP_BEST_KEY: True} if self.eval_keep_best else {}),
+            },
             "checkpoint_every": self.checkpoint_every,
             "algos": self.algos,
         }
@@ -151,12 +160,15 @@ def check_layer(
     source: str,
     parameters: Callable[[str], list[str]],
     algorithms: tuple[str, ...],
+    eval_keys: tuple[str, ...] = EVAL_KEYS,
 ) -> None:
     """Validate one config mapping (complete or partial); errors name ``source`` and the key.
 
     ``parameters(algo)`` lists the settings an ``algos`` entry may hold and ``algorithms`` the
     algorithm names: each backend passes its own (SB3's constructors, the on-device
     :class:`~gymforge.baselines.ondevice.ppo.PPOConfig`).
+    ``eval_keys`` are the ``eval`` keys the backend reads (the on-device trainer adds
+    ``keep_best``; SB3 refuses it rather than ignore it).
     """
     _unknown(data, TOP_KEYS, source)
     if "version" not in data:
@@ -189,7 +201,11 @@ def check_layer(
             _int(cur["look_back"], f"{source}: curriculum.look_back", 1)
     if "eval" in data:
         ev = _mapping(data["eval"], f"{source}: eval")
-        _unknown(ev, EVAL_KEYS, f"{source}: eval")
+        _unknown(ev, eval_keys, f"{source}: eval")
+        if KEEP_BEST_KEY in ev and not isinstance(ev[KEEP_BEST_KEY], bool):
+            raise ValueError(
+                f"{source}: eval.keep_best must be true or false, got {ev[KEEP_BEST_KEY]!r}"
+            )
         if "every" in ev:
             _int(ev["every"], f"{source}: eval.every", 0)
         if "episodes" in ev:
@@ -348,6 +364,7 @@ def build(merged: dict[str, Any], sources: tuple[str, ...]) -> TrainConfig:
         curriculum=curriculum,
         eval_every=int(ev.get("every", 0)),
         eval_episodes=int(ev.get("episodes", 1)),
+        eval_keep_best=bool(ev.get(KEEP_BEST_KEY, False)),
         checkpoint_every=int(merged.get("checkpoint_every", 0)),
         algos={k: dict(v or {}) for k, v in merged.get("algos", {}).items()},
         sources=sources,
