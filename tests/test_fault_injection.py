@@ -341,6 +341,7 @@ def test_faults__os_error_mid_command_is_one_line(capsys, monkeypatch):
     from gymforge.cli import main
 
     argv = ["dataset", "collect", "OffCMAB-Cascade-v0", "--logging", "uniform", "--n", "10"]
+    argv.append("--quiet")  # (the error is the only line on stderr)
     # an unwritable --out is refused before any work, naming the option
     assert main([*argv, "--out", "/sys/gymforge-data"]) == 2
     err = capsys.readouterr().err.strip()

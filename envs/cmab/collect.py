@@ -119,9 +119,11 @@ def log_plays(
     q: float = 0.5,
     delta: float = 0.1,
     with_steps: bool = False,
+    progress: bool = False,
 ) -> LoggedPlays:
     """:func:`collect_records`, and with ``with_steps`` each play's reward and observation
-    features too (the same records either way: both come from the same plays)."""
+    features too (the same records either way: both come from the same plays). ``progress``
+    shows a bar of the plays on stderr, advanced after each block."""
     check_policy(problem, logging)
     n = check_int("n", n, 1)
     if not 0.0 < q < 1.0:
@@ -138,6 +140,9 @@ def log_plays(
     parts: dict[str, list[np.ndarray]] = {key: [] for key in RECORD_DTYPES[problem.name]}
     rewards: list[np.ndarray] = []
     features: list[np.ndarray] = []
+    from tqdm import tqdm
+
+    bar = tqdm(total=n, desc="collect", unit="play", disable=not progress)
     for start in range(0, n, block):
         rows = min(block, n - start)
         arm = propose(
@@ -159,6 +164,8 @@ def log_plays(
             block_counts, block_sums = problem.arm_statistics(chunk)
             counts += block_counts
             sums += block_sums
+        bar.update(rows)
+    bar.close()
     records = {key: np.concatenate(values) for key, values in parts.items()}
     if not with_steps:
         return LoggedPlays(records)
@@ -221,8 +228,10 @@ def log_dataset(
     q: float = 0.5,
     delta: float = 0.1,
     with_steps: bool = False,
+    progress: bool = False,
 ) -> tuple[LoggedPlays, dict[str, Any]]:
-    """The plays of ``env_id``'s instance ``seed`` and their metadata, in memory (nothing written)."""
+    """The plays of ``env_id``'s instance ``seed`` and their metadata, in memory (nothing written);
+    ``progress`` shows a bar of the plays on stderr."""
     problem = problem_for(env_id, env_kwargs)
     params = instance_params(problem, seed)
     check_int("n", n, 1)
@@ -233,7 +242,16 @@ def log_dataset(
     # the blocks and their concatenation are both held, and the dataset is written from a copy
     check_memory("n (--n)", n, 3 * record, "logged play")
     plays = log_plays(
-        problem, params, logging, n, seed, block=block, q=q, delta=delta, with_steps=with_steps
+        problem,
+        params,
+        logging,
+        n,
+        seed,
+        block=block,
+        q=q,
+        delta=delta,
+        with_steps=with_steps,
+        progress=progress,
     )
     options = {"block": block, "q": q, "delta": delta}
     metadata = logged_metadata(env_id, env_kwargs, problem, params, logging, n, seed, options)
@@ -278,6 +296,7 @@ def _parser(env_id: str) -> argparse.ArgumentParser:
     parser.add_argument("--q", type=float, default=0.5, help="seed probability (independent)")
     parser.add_argument("--delta", type=float, default=0.1, help="confidence of ucb/lcb logging")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
 
@@ -313,6 +332,7 @@ def collect_cli(env_id: str, argv: list[str]) -> int:
         q=args.q,
         delta=args.delta,
         with_steps=args.minari is not None,
+        progress=not args.quiet,
     )
     what = f"{args.n} {args.logging} plays of {env_id} (seed {args.seed})"
     if args.out is not None:

@@ -154,13 +154,16 @@ def collect(
     env_kwargs: Mapping[str, Any] | None = None,
     device: str = "cpu",
     batch_size: int | None = None,
+    progress: bool = False,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Run ``episodes`` episodes of the behaviour policies; returns ``(arrays, metadata)``.
 
     Episode ``i`` runs in instance ``i`` of a vector env reset with ``seed`` (so with instance
     seed ``seed + i``); with ``batch_size`` the episodes run in consecutive batches of that many
     instances, with the same seeds. Behaviour agents are reset with ``seed`` and each acts on its
-    own fixed subset of the batch.
+    own fixed subset of the batch. ``progress`` shows a bar of the episodes on stderr, ticking as
+    each ends, with the batch's generation (a batch's episodes mostly end together, at its last
+    generation, so the generation is what moves in between).
     """
     import gymnasium as gym
     import torch
@@ -185,6 +188,9 @@ def collect(
     chunks: list[dict[str, np.ndarray]] = []
     nvec: list[int] = []
     provenance: dict[str, Any] = {}
+    from tqdm import tqdm
+
+    bar = tqdm(total=episodes, desc=f"collect {env_id}", unit="episode", disable=not progress)
     start_time = time.perf_counter()
     for first in range(0, episodes, batch_size):
         n = min(batch_size, episodes - first)
@@ -201,10 +207,13 @@ def collect(
                 if getattr(agent, "provenance", None) is not None
             }
             chunks.append(
-                _run_batch(env, agents, assignment[first : first + n], seed, seed + first, torch)
+                _run_batch(
+                    env, agents, assignment[first : first + n], seed, seed + first, torch, bar
+                )
             )
         finally:
             env.close()
+    bar.close()
     arrays = {name: np.concatenate([c[name] for c in chunks]) for name in chunks[0]}
     arrays["behavior"] = assignment
     arrays["episode_seeds"] = seed + np.arange(episodes, dtype=np.int64)
@@ -240,8 +249,11 @@ def collect(
     return arrays, metadata
 
 
-def _run_batch(env, agents, assignment: np.ndarray, agent_seed: int, env_seed: int, torch) -> dict:
-    """Run every instance of ``env`` to the end of its first episode."""
+def _run_batch(
+    env, agents, assignment: np.ndarray, agent_seed: int, env_seed: int, torch, bar: Any = None
+) -> dict:
+    """Run every instance of ``env`` to the end of its first episode; ``bar`` (a tqdm bar, or
+    ``None``) ticks per ended episode and shows the generation, refreshed at most once a second."""
     n = env.num_envs
     horizon = int(env.config.max_generations)
     k = int(env.single_action_space.shape[0])
@@ -266,6 +278,7 @@ def _run_batch(env, agents, assignment: np.ndarray, agent_seed: int, env_seed: i
         agent.reset(seed=agent_seed)
     obs, info = env.reset(seed=env_seed)
     active = np.ones(n, dtype=bool)
+    shown = time.monotonic()
     for t in range(horizon):
         obs_np = obs.cpu().numpy()
         action = np.zeros((n, k), np.int64)
@@ -296,6 +309,12 @@ def _run_batch(env, agents, assignment: np.ndarray, agent_seed: int, env_seed: i
             ):
                 out[name][rows] = info[key].cpu().numpy()[rows]
         active &= ~ended
+        if bar is not None:
+            bar.set_postfix_str(f"generation {t + 1}/{horizon}", refresh=False)
+            bar.update(int(ended.sum()))
+            if time.monotonic() - shown >= 1.0:
+                bar.refresh()
+                shown = time.monotonic()
         if not active.any():
             break
     if active.any():
@@ -384,6 +403,7 @@ def collect_cli(env_id: str, argv: Sequence[str]) -> int:
     parser.add_argument("--minari-root", default=None, help="Minari datasets folder")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(list(argv))
     if args.mix is not None:
         if args.behavior not in (None, "mix") or args.mu is not None:
@@ -426,6 +446,7 @@ def collect_cli(env_id: str, argv: Sequence[str]) -> int:
         env_kwargs=overrides,
         device=args.device,
         batch_size=args.batch_size,
+        progress=not args.quiet,
     )
     path = write_trajectories(args.out, arrays, metadata, overwrite=args.overwrite)
     counts = ", ".join(f"{k}: {v}" for k, v in metadata["counts"].items())
