@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from gymforge.commands import plain
 
@@ -20,7 +19,7 @@ from gymforge.commands import plain
 def cmd_sweep(args: argparse.Namespace) -> int:
     from gymforge.baselines.sb3.sweep import results_table, run_sweep
 
-    progress = sys.stderr.isatty() if args.progress_bar is None else args.progress_bar
+    progress = not (args.quiet or args.json) if args.progress_bar is None else args.progress_bar
     summary = run_sweep(
         args.file, args.out, args.backend, args.address, args.workers, progress=progress
     )
@@ -48,9 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--address", help="Ray cluster address (with --backend ray)")
     parser.add_argument("--workers", type=int, default=1, help="local processes (default 1)")
     parser.add_argument("--out", help="output folder (default sweeps/NAME)")
-    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON (no bar)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--progress-bar", action=argparse.BooleanOptionalAction, default=None,
-        help="show a progress bar (default: when stderr is a terminal)",
+        help="show a progress bar, one tick per finished job, on stderr (default: yes, unless "
+        "--quiet or --json)",
     )  # fmt: skip
     parser.set_defaults(func=cmd_sweep)
