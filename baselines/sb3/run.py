@@ -20,6 +20,7 @@ import os
 import sys
 import time
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from gymforge.baselines.sb3.agent import (
     read_artifact_config,
     resolve_artifact,
 )
-from gymforge.baselines.sb3.algorithms import check_spaces, get_algorithm
+from gymforge.baselines.sb3.algorithms import Algorithm, check_spaces, get_algorithm
 from gymforge.baselines.sb3.callbacks import Checkpoints, PeriodicEvaluation, ScrapFactorCurriculum
 from gymforge.baselines.sb3.config import from_mapping, load_config
 from gymforge.baselines.sb3.envs import make_train_env
@@ -148,6 +149,226 @@ def _check_request(
         raise ValueError(f"--vectorized needs an id with a batched torch engine; {env_id} has none")
 
 
+@dataclass
+class Plan:
+    """A checked request: what to train, for how long, where, and from which checkpoint."""
+
+    env_id: str
+    algo: str
+    seed: int
+    steps: int
+    cfg: TrainConfig
+    algorithm: Algorithm
+    vectorized: bool
+    device: str
+    policy_device: str
+    out: Path
+    done_steps: int
+    source: Path | None = None
+    previous: dict[str, Any] | None = None
+    command: list[str] | None = None
+
+
+@dataclass
+class Session:
+    """What a run holds while it trains."""
+
+    venv: Any
+    model: Any
+    kwargs: dict[str, Any]
+    curriculum: ScrapFactorCurriculum | None
+    evaluations: list[dict[str, Any]]
+
+
+def resolve(
+    env_id: str | None,
+    algo: str | None,
+    steps: int,
+    seed: int,
+    out: str | Path | None,
+    n_envs: int | None,
+    vectorized: bool,
+    device: str,
+    policy_device: str,
+    config_file: str | Path | None,
+    overrides: dict[str, Any] | None,
+    resume: str | Path | None,
+    command: list[str] | None,
+) -> Plan:
+    """Check the request (a resumed run takes its run's settings) and choose the run folder."""
+    previous: dict[str, Any] | None = None
+    source: Path | None = None
+    if resume is not None:
+        source, previous, _ = runs.resumed_run(resume, _resume_source, env_id, algo, steps)
+        env_id, algo, seed = previous["env_id"], previous["algo"], int(previous["seed"])
+        cfg = from_mapping(previous["train_config"], (str(source / CONFIG_FILE),))
+        vectorized, device = bool(previous["vectorized"]), previous.get("env_device", device)
+    else:
+        if env_id is None or algo is None:
+            raise ValueError("env_id and algo are required unless resuming")
+        cfg = load_config(env_id, config_file, overrides, vectorized=vectorized)
+        if n_envs is not None:
+            runs.check_count("n_envs", n_envs)
+            cfg = from_mapping({**cfg.to_json(), "n_envs": n_envs}, cfg.sources)
+    assert env_id is not None and algo is not None
+    _check_request(env_id, algo, steps, cfg, seed, vectorized)
+    check_device(device, "--device")
+    check_device(policy_device, "--policy-device")
+    folder = runs.run_folder(out, source, Path("runs") / env_id / f"{algo}-seed{seed}")
+    done_steps = int(previous["steps"]) if previous else 0
+    return Plan(
+        env_id, algo, seed, steps, cfg, get_algorithm(algo), vectorized, device, policy_device,
+        folder, done_steps, source, previous, command,
+    )  # fmt: skip
+
+
+def build(plan: Plan, tensorboard: bool, verbose: int) -> Session:
+    """Build the training envs and the model (loaded with SB3's full loader when resuming one's
+    own run), make the run folder, and restore the evaluations and the curriculum."""
+    venv = make_train_env(
+        plan.env_id,
+        plan.cfg.env_kwargs,
+        plan.cfg.n_envs,
+        plan.seed,
+        plan.cfg.frame_stack,
+        plan.vectorized,
+        plan.device,
+        start_step=plan.done_steps,
+    )
+    cls = plan.algorithm.load_class()
+    tb_dir = None
+    if tensorboard and importlib.util.find_spec("tensorboard") is not None:
+        tb_dir = str(plan.out / "tb")
+    kwargs = plan.cfg.algo_kwargs(plan.algo)
+    if plan.source is not None:
+        print(
+            f"--resume: loading {plan.source / MODEL_FILE} with SB3's full loader (it unpickles "
+            "the file; resume only runs you made yourself)",
+            file=sys.stderr,
+        )
+        model = cls.load(str(plan.source / MODEL_FILE), env=venv, device=plan.policy_device)
+        model.tensorboard_log = tb_dir
+        if plan.algorithm.off_policy and (plan.source / REPLAY_FILE).is_file():
+            model.load_replay_buffer(str(plan.source / REPLAY_FILE))
+    else:
+        policy = plan.algorithm.policy_for(venv.observation_space)
+        model = cls(
+            policy,
+            venv,
+            seed=plan.seed,
+            device=plan.policy_device,
+            verbose=verbose,
+            tensorboard_log=tb_dir,
+            **kwargs,
+        )
+    plan.out.mkdir(parents=True, exist_ok=True)
+    evaluations = runs.previous_evaluations(plan.out, plan.previous is not None, plan.done_steps)
+    curriculum = None
+    if plan.cfg.curriculum is not None:
+        state = (plan.previous or {}).get("curriculum_state") or {}
+        curriculum = ScrapFactorCurriculum(plan.cfg.curriculum, state.get("scrap_factor"))
+    return Session(venv, model, kwargs, curriculum, evaluations)
+
+
+def artifact_config(plan: Plan, run: Session, num_timesteps: int) -> dict[str, Any]:
+    """The run's ``config.json`` at ``num_timesteps`` (also each checkpoint's)."""
+    record = runs.run_record(
+        algo=plan.algo,
+        env_id=plan.env_id,
+        cfg=plan.cfg,
+        seed=plan.seed,
+        steps=num_timesteps,
+        target_steps=plan.steps,
+        n_envs=plan.cfg.n_envs,
+        scrap_factor=run.curriculum.factor if run.curriculum is not None else None,
+        seed_unit="env",
+        command=plan.command,
+        source=plan.source,
+    )
+    record["versions"].update(
+        gymforge=_package_version(),
+        stable_baselines3=_version("stable_baselines3"),
+        sb3_contrib=_version("sb3_contrib"),
+    )
+    return {
+        **record,
+        "format": ARTIFACT_FORMAT,
+        "format_version": ARTIFACT_FORMAT_VERSION,
+        "algo_class": plan.algorithm.entry_point,
+        "policy": plan.algorithm.policy_for(run.model.observation_space),
+        "vectorized": plan.vectorized,
+        "env_device": plan.device,
+        "algo_kwargs": run.kwargs if plan.previous is None else plan.previous["algo_kwargs"],
+    }
+
+
+def save_evaluations(plan: Plan, history: list[dict[str, Any]]) -> None:
+    """Write the run's ``evaluations.json``."""
+    identity = {"env_id": plan.env_id, "algo": plan.algo, "seed": plan.seed}
+    runs.write_evaluations(plan.out, identity, history)
+
+
+def loop(plan: Plan, run: Session, progress_bar: bool) -> None:
+    """Train to the target with the curriculum, periodic evaluations and checkpoints."""
+    model, cfg = run.model, plan.cfg
+
+    def fill_checkpoint(folder: Path) -> None:
+        model.save(str(folder / MODEL_FILE))
+        if plan.algorithm.off_policy:
+            model.save_replay_buffer(str(folder / REPLAY_FILE))
+        write_json(folder / CONFIG_FILE, artifact_config(plan, run, model.num_timesteps))
+
+    callbacks: list[Any] = []
+    if run.curriculum is not None:
+        callbacks.append(run.curriculum)
+    if cfg.eval_every > 0:
+        callbacks.append(
+            PeriodicEvaluation(
+                plan.env_id,
+                cfg.env_kwargs,
+                cfg.eval_every,
+                cfg.eval_episodes,
+                cfg.frame_stack,
+                plan.algorithm.recurrent,
+                run.evaluations,
+                lambda history: save_evaluations(plan, history),
+            )
+        )
+    if cfg.checkpoint_every > 0:
+        callbacks.append(
+            Checkpoints(
+                cfg.checkpoint_every,
+                lambda: write_checkpoint(plan.out, model.num_timesteps, fill_checkpoint),
+            )
+        )
+    rounded = rounded_steps(model, plan.steps - plan.done_steps)
+    if rounded is not None:
+        print(rounded, file=sys.stderr)
+    model.learn(
+        total_timesteps=plan.steps - plan.done_steps,
+        callback=callbacks,
+        reset_num_timesteps=plan.previous is None,
+        tb_log_name=plan.algo,
+        progress_bar=progress_bar,
+    )
+    run.venv.close()
+
+
+def finish(plan: Plan, run: Session, save_replay_buffer: bool, start_time: float) -> TrainResult:
+    """Save the model (and the replay buffer when asked), the evaluations and ``config.json``."""
+    model = run.model
+    _save_model(model, plan.out / MODEL_FILE)
+    if plan.algorithm.off_policy and save_replay_buffer:
+        tmp = plan.out / f".{REPLAY_FILE}.{os.getpid()}.tmp.pkl"
+        model.save_replay_buffer(str(tmp))
+        os.replace(tmp, plan.out / REPLAY_FILE)
+    final = artifact_config(plan, run, model.num_timesteps)
+    final["wall_s"] = round(time.perf_counter() - start_time, 3)
+    save_evaluations(plan, run.evaluations)
+    write_json(plan.out / CONFIG_FILE, final)
+    return TrainResult(plan.out, int(model.num_timesteps), run.evaluations, final["wall_s"])
+
+
 def train(
     env_id: str | None,
     algo: str | None,
@@ -167,7 +388,8 @@ def train(
     save_replay_buffer: bool = False,
     command: list[str] | None = None,
 ) -> TrainResult:
-    """Train ``algo`` on ``env_id`` for ``steps`` environment steps (in total, when resuming).
+    """Train ``algo`` on ``env_id`` for ``steps`` environment steps (in total, when resuming):
+    :func:`resolve`, :func:`build`, :func:`loop`, :func:`finish`.
 
     Args:
         env_id, algo: what to train (with ``resume``: ``None`` or the resumed run's values).
@@ -188,155 +410,13 @@ def train(
         command: the command line, recorded in ``config.json``.
     """
     start_time = time.perf_counter()
-    previous: dict[str, Any] | None = None
-    source: Path | None = None
-    if resume is not None:
-        source, previous, _ = runs.resumed_run(resume, _resume_source, env_id, algo, steps)
-        env_id, algo, seed = previous["env_id"], previous["algo"], int(previous["seed"])
-        cfg = from_mapping(previous["train_config"], (str(source / CONFIG_FILE),))
-        vectorized, device = bool(previous["vectorized"]), previous.get("env_device", device)
-    else:
-        if env_id is None or algo is None:
-            raise ValueError("env_id and algo are required unless resuming")
-        cfg = load_config(env_id, config_file, overrides, vectorized=vectorized)
-        if n_envs is not None:
-            runs.check_count("n_envs", n_envs)
-            cfg = from_mapping({**cfg.to_json(), "n_envs": n_envs}, cfg.sources)
-    assert env_id is not None and algo is not None
-    _check_request(env_id, algo, steps, cfg, seed, vectorized)
-    check_device(device, "--device")
-    check_device(policy_device, "--policy-device")
-    algorithm = get_algorithm(algo)
-    out = runs.run_folder(out, source, Path("runs") / env_id / f"{algo}-seed{seed}")
-
-    done_steps = int(previous["steps"]) if previous else 0
-    venv = make_train_env(
-        env_id,
-        cfg.env_kwargs,
-        cfg.n_envs,
-        seed,
-        cfg.frame_stack,
-        vectorized,
-        device,
-        start_step=done_steps,
-    )
-    cls = algorithm.load_class()
-    tb_dir = None
-    if tensorboard and importlib.util.find_spec("tensorboard") is not None:
-        tb_dir = str(out / "tb")
-    kwargs = cfg.algo_kwargs(algo)
-    if source is not None:
-        print(
-            f"--resume: loading {source / MODEL_FILE} with SB3's full loader (it unpickles the "
-            "file; resume only runs you made yourself)",
-            file=sys.stderr,
-        )
-        model = cls.load(str(source / MODEL_FILE), env=venv, device=policy_device)
-        model.tensorboard_log = tb_dir
-        if algorithm.off_policy and (source / REPLAY_FILE).is_file():
-            model.load_replay_buffer(str(source / REPLAY_FILE))
-    else:
-        policy = algorithm.policy_for(venv.observation_space)
-        model = cls(
-            policy,
-            venv,
-            seed=seed,
-            device=policy_device,
-            verbose=verbose,
-            tensorboard_log=tb_dir,
-            **kwargs,
-        )
-    out.mkdir(parents=True, exist_ok=True)
-
-    evaluations = runs.previous_evaluations(out, previous is not None, done_steps)
-
-    def save_evaluations(history: list[dict[str, Any]]) -> None:
-        runs.write_evaluations(out, {"env_id": env_id, "algo": algo, "seed": seed}, history)
-
-    curriculum = None
-    if cfg.curriculum is not None:
-        state = (previous or {}).get("curriculum_state") or {}
-        curriculum = ScrapFactorCurriculum(cfg.curriculum, state.get("scrap_factor"))
-
-    def artifact_config(num_timesteps: int) -> dict[str, Any]:
-        record = runs.run_record(
-            algo=algo,
-            env_id=env_id,
-            cfg=cfg,
-            seed=seed,
-            steps=num_timesteps,
-            target_steps=steps,
-            n_envs=cfg.n_envs,
-            scrap_factor=curriculum.factor if curriculum is not None else None,
-            seed_unit="env",
-            command=command,
-            source=source,
-        )
-        record["versions"].update(
-            gymforge=_package_version(),
-            stable_baselines3=_version("stable_baselines3"),
-            sb3_contrib=_version("sb3_contrib"),
-        )
-        return {
-            **record,
-            "format": ARTIFACT_FORMAT,
-            "format_version": ARTIFACT_FORMAT_VERSION,
-            "algo_class": algorithm.entry_point,
-            "policy": algorithm.policy_for(model.observation_space),
-            "vectorized": vectorized,
-            "env_device": device,
-            "algo_kwargs": kwargs if previous is None else previous["algo_kwargs"],
-        }
-
-    def fill_checkpoint(folder: Path) -> None:
-        model.save(str(folder / MODEL_FILE))
-        if algorithm.off_policy:
-            model.save_replay_buffer(str(folder / REPLAY_FILE))
-        write_json(folder / CONFIG_FILE, artifact_config(model.num_timesteps))
-
-    def save_checkpoint() -> Path:
-        return write_checkpoint(out, model.num_timesteps, fill_checkpoint)
-
-    callbacks: list[Any] = []
-    if curriculum is not None:
-        callbacks.append(curriculum)
-    if cfg.eval_every > 0:
-        callbacks.append(
-            PeriodicEvaluation(
-                env_id,
-                cfg.env_kwargs,
-                cfg.eval_every,
-                cfg.eval_episodes,
-                cfg.frame_stack,
-                algorithm.recurrent,
-                evaluations,
-                save_evaluations,
-            )
-        )
-    if cfg.checkpoint_every > 0:
-        callbacks.append(Checkpoints(cfg.checkpoint_every, save_checkpoint))
-
-    rounded = rounded_steps(model, steps - done_steps)
-    if rounded is not None:
-        print(rounded, file=sys.stderr)
-    model.learn(
-        total_timesteps=steps - done_steps,
-        callback=callbacks,
-        reset_num_timesteps=previous is None,
-        tb_log_name=algo,
-        progress_bar=progress_bar,
-    )
-    venv.close()
-    _save_model(model, out / MODEL_FILE)
-    if algorithm.off_policy and save_replay_buffer:
-        tmp = out / f".{REPLAY_FILE}.{os.getpid()}.tmp.pkl"
-        model.save_replay_buffer(str(tmp))
-        os.replace(tmp, out / REPLAY_FILE)
-    final = artifact_config(model.num_timesteps)
-    final["wall_s"] = round(time.perf_counter() - start_time, 3)
-    save_evaluations(evaluations)
-    write_json(out / CONFIG_FILE, final)
-    return TrainResult(out, int(model.num_timesteps), evaluations, final["wall_s"])
+    plan = resolve(
+        env_id, algo, steps, seed, out, n_envs, vectorized, device, policy_device,
+        config_file, overrides, resume, command,
+    )  # fmt: skip
+    run = build(plan, tensorboard, verbose)
+    loop(plan, run, progress_bar)
+    return finish(plan, run, save_replay_buffer, start_time)
 
 
 def _version(module: str) -> str | None:
