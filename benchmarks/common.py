@@ -144,6 +144,11 @@ def command_line(argv: Sequence[str] | None = None) -> str:
     return shlex.join(["python", "-m", module, *argv[1:]])
 
 
+def reproduce_lines(command: str) -> list[str]:
+    """The closing lines of a Markdown report: how to run it again, as recorded."""
+    return ["Reproduce (from the repository root):", "", "```", command, "```", ""]
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks import common
 from benchmarks.common import fmt_rate, fmt_verdict
 from benchmarks.lineflow_batched_setup import (
     CONTENTION_RATIO,
@@ -321,11 +322,6 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += [
         f"Versions: {versions}; git {machine['git_revision']}.",
         "",
-        "Reproduce (from the repository root):",
-        "",
-        "```",
-        report["command"],
-        "```",
-        "",
+        *common.reproduce_lines(report["command"]),
     ]
     return "\n".join(lines)

@@ -8,7 +8,7 @@ definition of a scenario and a configuration.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,8 @@ import gymnasium as gym
 import torch
 
 import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
+from benchmarks.lineflow_scenarios import SCENARIOS as ANCHOR_SCENARIOS
+from benchmarks.lineflow_scenarios import Scenario
 
 TORCH = "torch"
 TORCH_WORKERS = "torch-workers"  # the torch engine split over worker processes (num_workers)
@@ -48,47 +50,10 @@ VERSIONED_PACKAGES = ("gymforge", "lineflow-rl", "numpy", "torch", "simpy", "gym
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-@dataclass(frozen=True)
-class Scenario:
-    """One benchmarked line: its gymforge id, lineflow-rl equivalent and throughput target."""
-
-    key: str
-    gym_id: str
-    lineflow_class: str  # a name in lineflow.examples
-    lineflow_kwargs: dict[str, Any]
-    lineflow_text: str
-    target: float | None  # env steps/s of the torch engine at TARGET_BATCH, at least
-
-
+#: throughput target of each line the batched benchmark measures (None: measured, no target)
+TARGETS = {"WT": 1_000_000.0, "WA3": 200_000.0, "CL3": 200_000.0, "PD5": None}
 SCENARIOS: dict[str, Scenario] = {
-    s.key: s
-    for s in (
-        Scenario("WT", "LineFlow-WaitingTime-v0", "WaitingTime", {}, "WaitingTime()", 1_000_000.0),
-        Scenario(
-            "WA3",
-            "LineFlow-WorkerAssignment-v0",
-            "WorkerAssignment",
-            {"n_assemblies": 3},
-            "WorkerAssignment(n_assemblies=3)",
-            200_000.0,
-        ),
-        Scenario(
-            "CL3",
-            "LineFlow-ComplexLine-v0",
-            "ComplexLine",
-            {"n_assemblies": 3, "n_workers": 9, "scrap_factor": 1 / 3, "alternate": False},
-            "ComplexLine(n_assemblies=3, n_workers=9, scrap_factor=1/3, alternate=False)",
-            200_000.0,
-        ),
-        Scenario(
-            "PD5",
-            "LineFlow-PartDistribution-v0",
-            "MultiProcess",
-            {"alternate": False, "n_processes": 5},
-            "MultiProcess(alternate=False, n_processes=5)",
-            None,
-        ),
-    )
+    key: replace(ANCHOR_SCENARIOS[key], target=target) for key, target in TARGETS.items()
 }
 
 

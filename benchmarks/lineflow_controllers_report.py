@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from benchmarks import common
 from benchmarks.lineflow_controllers_summary import best_of_kind, row_named
 
 # --------------------------------------------------------------------------------------------
@@ -206,11 +207,6 @@ def render_markdown(report: dict[str, Any]) -> str:
         "it). `partition (a, b, c)` keeps a, b, c workers at A0, A1, A2; `round-robin workers` is "
         "the start state (worker w at station w mod k).",
         "",
-        "Reproduce (from the repository root):",
-        "",
-        "```",
-        report["command"],
-        "```",
-        "",
+        *common.reproduce_lines(report["command"]),
     ]
     return "\n".join(lines)

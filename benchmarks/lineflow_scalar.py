@@ -88,7 +88,6 @@ from benchmarks.lineflow_scalar_setup import (
     LONG_HORIZON,
     MEMORY_RUNS,
     MEMORY_SEED,
-    SCENARIOS,
     SHORT_HORIZON,
     WARM_UP_STEPS,
     Episode,
@@ -100,6 +99,7 @@ from benchmarks.lineflow_scalar_summary import (
     speed_verdicts,
     summarise,
 )
+from benchmarks.lineflow_scenarios import SCENARIOS
 
 # --------------------------------------------------------------------------------------------
 # Entry point

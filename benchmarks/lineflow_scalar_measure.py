@@ -22,11 +22,11 @@ from benchmarks.lineflow_scalar_setup import (
     SHORT_HORIZON,
     WARM_UP_STEPS,
     Episode,
-    Scenario,
     StepFn,
     System,
     build_systems,
 )
+from benchmarks.lineflow_scenarios import Scenario
 
 # --------------------------------------------------------------------------------------------
 # Speed measurement

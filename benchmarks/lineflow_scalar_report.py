@@ -231,11 +231,6 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         f"Versions: {versions}.",
         "",
-        "Reproduce (from the repository root):",
-        "",
-        "```",
-        report["command"],
-        "```",
-        "",
+        *common.reproduce_lines(report["command"]),
     ]
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from typing import Any
 import gymnasium as gym
 
 import gymforge  # noqa: F401  (registers the LineFlow ids with Gymnasium)
+from benchmarks.lineflow_scenarios import Scenario
 
 SHORT_HORIZON = 4000
 LONG_HORIZON = 40_000
@@ -34,53 +35,6 @@ HORIZON_TARGET = 0.8  # gymforge steps/s at the long horizon / at the short one,
 MEMORY_TARGET = 0.5  # gymforge / lineflow-rl peak RSS, at most
 
 StepFn = Callable[[Any], tuple[Any, Any, bool, bool, Any]]
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One benchmarked line: its gymforge id and the equivalent lineflow-rl construction."""
-
-    key: str
-    gym_id: str
-    lineflow_class: str  # a name in lineflow.examples
-    lineflow_kwargs: dict[str, Any]
-    lineflow_text: str  # the constructor call as written in the report
-
-
-SCENARIOS: dict[str, Scenario] = {
-    s.key: s
-    for s in (
-        Scenario("WT", "LineFlow-WaitingTime-v0", "WaitingTime", {}, "WaitingTime()"),
-        Scenario(
-            "WTJ",
-            "LineFlow-WaitingTimeJump-v0",
-            "WaitingTime",
-            {"with_jump": True, "t_jump_max": 2000},
-            "WaitingTime(with_jump=True, t_jump_max=2000)",
-        ),
-        Scenario(
-            "PD5",
-            "LineFlow-PartDistribution-v0",
-            "MultiProcess",
-            {"alternate": False, "n_processes": 5},
-            "MultiProcess(alternate=False, n_processes=5)",
-        ),
-        Scenario(
-            "WA3",
-            "LineFlow-WorkerAssignment-v0",
-            "WorkerAssignment",
-            {"n_assemblies": 3},
-            "WorkerAssignment(n_assemblies=3)",
-        ),
-        Scenario(
-            "CL3",
-            "LineFlow-ComplexLine-v0",
-            "ComplexLine",
-            {"n_assemblies": 3, "n_workers": 9, "scrap_factor": 1 / 3, "alternate": False},
-            "ComplexLine(n_assemblies=3, n_workers=9, scrap_factor=1/3, alternate=False)",
-        ),
-    )
-}
 
 
 @dataclass
