@@ -53,7 +53,7 @@ SCENARIOS: dict[str, tuple[str, str]] = {
     "WA": ("LineFlow-WorkerAssignment-v0", "best_partition"),
     "CL": ("LineFlow-ComplexLine-v0", "heuristic"),
 }
-#: key -> upstream's training budget in steps (reference/lineflow.md §6)
+#: key -> upstream's documented training budget in steps
 UPSTREAM_BUDGET = {"WT": 1_000_000, "WTJ": 10_000_000, "PD": 1_000_000, "WA": 500_000,
                    "CL": 100_000_000}  # fmt: skip
 

@@ -39,7 +39,7 @@ def test_packaged_configs__every_file_is_valid_and_names_a_registered_id():
 
 @pytest.mark.parametrize("env_id", LINEFLOW_BENCHMARKS)
 def test_packaged_configs__lineflow_uses_the_papers_training_settings(env_id):
-    """reference/lineflow.md §6: 5 envs, n_steps 500, batch 500, 5 epochs, γ 0.99, clip 0.2,
+    """Upstream's training script: 5 envs, n_steps 500, batch 500, 5 epochs, γ 0.99, clip 0.2,
     one deterministic evaluation episode every n_steps·n_envs·10 = 25000 steps."""
     cfg = load_config(env_id)
     assert cfg.n_envs == 5
