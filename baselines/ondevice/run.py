@@ -58,6 +58,7 @@ from gymforge.baselines.training.checkpoints import Schedule, checkpoint_folders
 from gymforge.baselines.training.config import TrainConfig
 from gymforge.baselines.training.evaluation import run_episodes, summarize
 from gymforge.baselines.training.runs import (
+    RunPlan,
     TrainResult,
     check_count,
     previous_evaluations,
@@ -170,27 +171,17 @@ def _progress(total: int, initial: int, enabled: bool) -> Any:
     return tqdm(total=total, initial=initial, unit="step", unit_scale=True, dynamic_ncols=True)
 
 
-@dataclass
-class Plan:
-    """A checked request: what to train, for how long, where, and from which checkpoint."""
+@dataclass(kw_only=True)
+class Plan(RunPlan):
+    """A checked request of the on-device trainer (the shared fields, then its own)."""
 
-    env_id: str
-    algo: str
-    seed: int
-    steps: int
-    cfg: TrainConfig
     ppo_cfg: PPOConfig
     n_envs: int
     device: torch.device
     threads: int | None
     num_workers: int | None
-    out: Path
-    done_steps: int
     target: int
-    source: Path | None = None
-    previous: dict[str, Any] | None = None
     state: dict[str, Any] | None = None
-    command: list[str] | None = None
 
     @property
     def per_rollout(self) -> int:
@@ -252,11 +243,12 @@ def resolve(
     done_steps = int(previous["steps"]) if previous else 0
     per_rollout = ppo_cfg.n_steps * n_envs
     target = done_steps + math.ceil((steps - done_steps) / per_rollout) * per_rollout
-    plan = Plan(
-        env_id, algo, seed, steps, cfg, ppo_cfg, n_envs, torch_device, threads, num_workers,
-        folder, done_steps, target, source, previous, state, command,
+    return Plan(
+        env_id=env_id, algo=algo, seed=seed, steps=steps, cfg=cfg, out=folder,
+        done_steps=done_steps, source=source, previous=previous, command=command,
+        ppo_cfg=ppo_cfg, n_envs=n_envs, device=torch_device, threads=threads,
+        num_workers=num_workers, target=target, state=state,
     )  # fmt: skip
-    return plan
 
 
 def build(plan: Plan, tensorboard: bool, progress_bar: bool) -> Session:

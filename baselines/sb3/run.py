@@ -43,7 +43,7 @@ from gymforge.baselines.training import runs
 from gymforge.baselines.training.checkpoints import checkpoint_folders, write_checkpoint
 from gymforge.baselines.training.config import TrainConfig
 from gymforge.baselines.training.evaluation import make_single_env
-from gymforge.baselines.training.runs import TrainResult, write_json
+from gymforge.baselines.training.runs import RunPlan, TrainResult, write_json
 from gymforge.baselines.training.seeds import check_train_seed
 from gymforge.core.devices import check_device
 from gymforge.registry import get_spec
@@ -149,24 +149,14 @@ def _check_request(
         raise ValueError(f"--vectorized needs an id with a batched torch engine; {env_id} has none")
 
 
-@dataclass
-class Plan:
-    """A checked request: what to train, for how long, where, and from which checkpoint."""
+@dataclass(kw_only=True)
+class Plan(RunPlan):
+    """A checked request of the SB3 backend (the shared fields, then its own)."""
 
-    env_id: str
-    algo: str
-    seed: int
-    steps: int
-    cfg: TrainConfig
     algorithm: Algorithm
     vectorized: bool
     device: str
     policy_device: str
-    out: Path
-    done_steps: int
-    source: Path | None = None
-    previous: dict[str, Any] | None = None
-    command: list[str] | None = None
 
 
 @dataclass
@@ -217,8 +207,10 @@ def resolve(
     folder = runs.run_folder(out, source, Path("runs") / env_id / f"{algo}-seed{seed}")
     done_steps = int(previous["steps"]) if previous else 0
     return Plan(
-        env_id, algo, seed, steps, cfg, get_algorithm(algo), vectorized, device, policy_device,
-        folder, done_steps, source, previous, command,
+        env_id=env_id, algo=algo, seed=seed, steps=steps, cfg=cfg, out=folder,
+        done_steps=done_steps, source=source, previous=previous, command=command,
+        algorithm=get_algorithm(algo), vectorized=vectorized, device=device,
+        policy_device=policy_device,
     )  # fmt: skip
 
 

@@ -31,6 +31,23 @@ CONFIG_FILE = "config.json"
 EVALUATIONS_FILE = "evaluations.json"
 
 
+@dataclass(kw_only=True)
+class RunPlan:
+    """What both trainers resolve a request into: what to train, for how long, where, and from
+    which run it continues. Each backend's plan adds its own settings."""
+
+    env_id: str
+    algo: str
+    seed: int
+    steps: int
+    cfg: TrainConfig
+    out: Path
+    done_steps: int
+    source: Path | None = None
+    previous: dict[str, Any] | None = None
+    command: list[str] | None = None
+
+
 @dataclass
 class TrainResult:
     """What a backend's ``train`` produced (training speed and timings: on-device runs)."""
