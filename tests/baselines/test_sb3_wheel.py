@@ -17,7 +17,9 @@ def test_wheel__ships_and_loads_the_training_configs(wheel, tmp_path):
     prefix = "gymforge/baselines/configs/"
     shipped = {n.removeprefix(prefix) for n in names if n.startswith(prefix)}
     configs = ROOT / "baselines" / "configs"
-    expected = {str(p.relative_to(configs)) for p in configs.rglob("*.yaml")}
+    expected = {
+        str(p.relative_to(configs)) for p in [*configs.rglob("*.yaml"), *configs.rglob("*.yml")]
+    }
     assert {"default.yaml", "LineFlow-WaitingTime-v0.yaml", "ondevice/default.yaml"} <= shipped
     assert shipped == expected
     site = tmp_path / "site"
