@@ -355,6 +355,26 @@ def test_leaderboards__rerun_differences_are_notes_only_within_a_bounded_toleran
     assert not within_cross_machine("LineFlow-WaitingTime-v0", 150.0, 150.0 + 1e-9)
 
 
+def test_verify__a_diverged_episode_length_follows_the_rows_status():
+    """An untouched row on a kernel-dependent id whose re-run took another path (another
+    length) is a note; the same on a row the change adds, or on a CPU-independent id, fails."""
+    from types import SimpleNamespace
+
+    from gymforge.leaderboards.verify import compare_episode
+
+    stored = {"index": 1, "seed": 7, "metric": -0.03, "return": 0.968, "length": 283}
+    fresh = {"index": 1, "seed": 7, "metric": -0.64, "return": 0.992, "length": 270}
+    metabbo = SimpleNamespace(env_id="MetaBBO-Alg2-v0", tolerance=1e-6)
+    problems, notes = compare_episode("row", metabbo, fresh, stored, touched=False, host="cpu")
+    assert problems == [] and len(notes) == 3 and "re-ran to length 270" in notes[2]
+    problems, notes = compare_episode("row", metabbo, fresh, stored, touched=True, host="cpu")
+    assert len(problems) == 3 and notes == []
+    lineflow = SimpleNamespace(env_id="LineFlow-WaitingTime-v0", tolerance=1e-6)
+    same = dict(stored, length=270)
+    problems, _ = compare_episode("row", lineflow, same, stored, touched=False, host="cpu")
+    assert problems == ["row: episode 1 (seed 7) re-ran to length 270, results.json says 283"]
+
+
 def test_leaderboards__a_claimed_other_cpu_does_not_excuse_a_forged_rerun(board):
     """On a board whose bits do not depend on the CPU, editing the recorded CPU (and every
     hash) still fails the re-run."""
