@@ -59,10 +59,11 @@ from gymforge.baselines.training.config import TrainConfig
 from gymforge.baselines.training.evaluation import run_episodes, summarize
 from gymforge.baselines.training.runs import (
     RunPlan,
+    TrainRequest,
     TrainResult,
     check_count,
+    fresh_or_resumed,
     previous_evaluations,
-    resumed_run,
     run_folder,
     run_record,
     write_evaluations,
@@ -202,52 +203,38 @@ class Session:
 
 
 def resolve(
-    env_id: str | None,
-    algo: str | None,
-    steps: int,
-    seed: int,
-    out: str | Path | None,
-    n_envs: int | None,
-    device: str,
-    threads: int | None,
-    num_workers: int | None,
-    config_file: str | Path | None,
-    overrides: dict[str, Any] | None,
-    resume: str | Path | None,
-    command: list[str] | None,
+    request: TrainRequest, device: str, threads: int | None, num_workers: int | None
 ) -> Plan:
     """Check the request (a resumed run takes its run's settings) and make the run folder."""
     torch_device = check_device(device)
-    previous = state = source = None
-    if resume is not None:
-        source, previous, state = resumed_run(resume, _resume_source, env_id, algo, steps)
-        env_id, algo, seed = previous["env_id"], previous["algo"], int(previous["seed"])
-        cfg = from_mapping(previous["train_config"], (str(source / CONFIG_FILE),))
-        n_envs = int(previous["n_envs"])
-    else:
-        if env_id is None or algo is None:
-            raise ValueError("env_id and algo are required unless resuming")
+
+    def load(env_id: str) -> TrainConfig:
         get_spec(env_id)
-        cfg = load_config(env_id, config_file, overrides)
-        if n_envs is None:
-            n_envs = cfg.n_envs
-    assert env_id is not None and algo is not None and n_envs is not None
+        return load_config(env_id, request.config_file, request.overrides)
+
+    origin = fresh_or_resumed(request, _resume_source, load, from_mapping)
+    if origin.previous is not None:
+        n_envs = int(origin.previous["n_envs"])
+    else:
+        n_envs = request.n_envs if request.n_envs is not None else origin.cfg.n_envs
+    steps = request.steps
     check_count("n_envs", n_envs)
     check_count("steps", steps)
-    check_train_seed(seed, n_envs)
-    ppo_cfg = algo_config(cfg, algo)
+    check_train_seed(origin.seed, n_envs)
+    ppo_cfg = algo_config(origin.cfg, origin.algo)
     if num_workers is not None and num_workers > 1 and torch_device.type != "cpu":
         raise ValueError(f"num_workers > 1 needs device cpu, got {device!r}")
-    folder = run_folder(out, source, Path("runs") / env_id / f"{algo}-torch-seed{seed}")
+    default = Path("runs") / origin.env_id / f"{origin.algo}-torch-seed{origin.seed}"
+    folder = run_folder(request.out, origin.source, default)
     folder.mkdir(parents=True, exist_ok=True)
-    done_steps = int(previous["steps"]) if previous else 0
+    done_steps = origin.done_steps
     per_rollout = ppo_cfg.n_steps * n_envs
     target = done_steps + math.ceil((steps - done_steps) / per_rollout) * per_rollout
     return Plan(
-        env_id=env_id, algo=algo, seed=seed, steps=steps, cfg=cfg, out=folder,
-        done_steps=done_steps, source=source, previous=previous, command=command,
-        ppo_cfg=ppo_cfg, n_envs=n_envs, device=torch_device, threads=threads,
-        num_workers=num_workers, target=target, state=state,
+        env_id=origin.env_id, algo=origin.algo, seed=origin.seed, steps=steps, cfg=origin.cfg,
+        out=folder, done_steps=done_steps, source=origin.source, previous=origin.previous,
+        command=request.command, ppo_cfg=ppo_cfg, n_envs=n_envs, device=torch_device,
+        threads=threads, num_workers=num_workers, target=target, state=origin.state,
     )  # fmt: skip
 
 
@@ -404,7 +391,7 @@ def loop(plan: Plan, run: Session, log: Any) -> float:
     return time.perf_counter() - start - run.eval_seconds
 
 
-def finish(plan: Plan, run: Session, train_seconds: float, start_time: float) -> TrainResult:
+def finish(plan: Plan, run: Session, train_seconds: float) -> TrainResult:
     """The last evaluation (unless one was just made), the run's policy (the final one, or
     with ``eval.keep_best`` the best-evaluated one) and ``config.json``."""
     trainer = run.trainer
@@ -428,7 +415,7 @@ def finish(plan: Plan, run: Session, train_seconds: float, start_time: float) ->
     final = _artifact_config(plan, run)
     if chosen is not None:
         final["policy_chosen"] = chosen
-    final["wall_s"] = round(time.perf_counter() - start_time, 3)
+    final["wall_s"] = round(time.perf_counter() - plan.started, 3)
     final["train_steps_per_s"] = round((trainer.steps_done - plan.done_steps) / train_seconds, 1)
     final["timings_s"] = {k: round(v, 3) for k, v in trainer.timings.as_dict().items()}
     write_json(plan.out / CONFIG_FILE, final)
@@ -480,11 +467,11 @@ def train(
         log: ``log(message)`` for one-line notices (default: print).
     """
     log = log or print
-    start_time = time.perf_counter()
-    plan = resolve(
-        env_id, algo, steps, seed, out, n_envs, device, threads, num_workers, config_file,
-        overrides, resume, command,
+    request = TrainRequest(
+        env_id=env_id, algo=algo, steps=steps, seed=seed, out=out, n_envs=n_envs,
+        config_file=config_file, overrides=overrides, resume=resume, command=command,
     )  # fmt: skip
+    plan = resolve(request, device, threads, num_workers)
     if plan.target != steps:
         log(
             f"note: {steps} steps is not a whole number of rollouts of {plan.per_rollout} "
@@ -492,4 +479,4 @@ def train(
         )
     run = build(plan, tensorboard, progress_bar)
     train_seconds = loop(plan, run, log)
-    return finish(plan, run, train_seconds, start_time)
+    return finish(plan, run, train_seconds)

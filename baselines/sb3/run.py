@@ -43,7 +43,7 @@ from gymforge.baselines.training import runs
 from gymforge.baselines.training.checkpoints import checkpoint_folders, write_checkpoint
 from gymforge.baselines.training.config import TrainConfig
 from gymforge.baselines.training.evaluation import make_single_env
-from gymforge.baselines.training.runs import RunPlan, TrainResult, write_json
+from gymforge.baselines.training.runs import RunPlan, TrainRequest, TrainResult, write_json
 from gymforge.baselines.training.seeds import check_train_seed
 from gymforge.core.devices import check_device
 from gymforge.registry import get_spec
@@ -170,47 +170,33 @@ class Session:
     evaluations: list[dict[str, Any]]
 
 
-def resolve(
-    env_id: str | None,
-    algo: str | None,
-    steps: int,
-    seed: int,
-    out: str | Path | None,
-    n_envs: int | None,
-    vectorized: bool,
-    device: str,
-    policy_device: str,
-    config_file: str | Path | None,
-    overrides: dict[str, Any] | None,
-    resume: str | Path | None,
-    command: list[str] | None,
-) -> Plan:
+def resolve(request: TrainRequest, vectorized: bool, device: str, policy_device: str) -> Plan:
     """Check the request (a resumed run takes its run's settings) and choose the run folder."""
-    previous: dict[str, Any] | None = None
-    source: Path | None = None
-    if resume is not None:
-        source, previous, _ = runs.resumed_run(resume, _resume_source, env_id, algo, steps)
-        env_id, algo, seed = previous["env_id"], previous["algo"], int(previous["seed"])
-        cfg = from_mapping(previous["train_config"], (str(source / CONFIG_FILE),))
-        vectorized, device = bool(previous["vectorized"]), previous.get("env_device", device)
-    else:
-        if env_id is None or algo is None:
-            raise ValueError("env_id and algo are required unless resuming")
-        cfg = load_config(env_id, config_file, overrides, vectorized=vectorized)
-        if n_envs is not None:
-            runs.check_count("n_envs", n_envs)
-            cfg = from_mapping({**cfg.to_json(), "n_envs": n_envs}, cfg.sources)
-    assert env_id is not None and algo is not None
-    _check_request(env_id, algo, steps, cfg, seed, vectorized)
+    origin = runs.fresh_or_resumed(
+        request,
+        _resume_source,
+        lambda env_id: load_config(
+            env_id, request.config_file, request.overrides, vectorized=vectorized
+        ),
+        from_mapping,
+    )
+    cfg = origin.cfg
+    if origin.previous is not None:
+        vectorized = bool(origin.previous["vectorized"])
+        device = origin.previous.get("env_device", device)
+    elif request.n_envs is not None:
+        runs.check_count("n_envs", request.n_envs)
+        cfg = from_mapping({**cfg.to_json(), "n_envs": request.n_envs}, cfg.sources)
+    _check_request(origin.env_id, origin.algo, request.steps, cfg, origin.seed, vectorized)
     check_device(device, "--device")
     check_device(policy_device, "--policy-device")
-    folder = runs.run_folder(out, source, Path("runs") / env_id / f"{algo}-seed{seed}")
-    done_steps = int(previous["steps"]) if previous else 0
+    default = Path("runs") / origin.env_id / f"{origin.algo}-seed{origin.seed}"
+    folder = runs.run_folder(request.out, origin.source, default)
     return Plan(
-        env_id=env_id, algo=algo, seed=seed, steps=steps, cfg=cfg, out=folder,
-        done_steps=done_steps, source=source, previous=previous, command=command,
-        algorithm=get_algorithm(algo), vectorized=vectorized, device=device,
-        policy_device=policy_device,
+        env_id=origin.env_id, algo=origin.algo, seed=origin.seed, steps=request.steps, cfg=cfg,
+        out=folder, done_steps=origin.done_steps, source=origin.source,
+        previous=origin.previous, command=request.command, algorithm=get_algorithm(origin.algo),
+        vectorized=vectorized, device=device, policy_device=policy_device,
     )  # fmt: skip
 
 
@@ -346,7 +332,7 @@ def loop(plan: Plan, run: Session, progress_bar: bool) -> None:
     run.venv.close()
 
 
-def finish(plan: Plan, run: Session, save_replay_buffer: bool, start_time: float) -> TrainResult:
+def finish(plan: Plan, run: Session, save_replay_buffer: bool) -> TrainResult:
     """Save the model (and the replay buffer when asked), the evaluations and ``config.json``."""
     model = run.model
     _save_model(model, plan.out / MODEL_FILE)
@@ -355,7 +341,7 @@ def finish(plan: Plan, run: Session, save_replay_buffer: bool, start_time: float
         model.save_replay_buffer(str(tmp))
         os.replace(tmp, plan.out / REPLAY_FILE)
     final = artifact_config(plan, run, model.num_timesteps)
-    final["wall_s"] = round(time.perf_counter() - start_time, 3)
+    final["wall_s"] = round(time.perf_counter() - plan.started, 3)
     save_evaluations(plan, run.evaluations)
     write_json(plan.out / CONFIG_FILE, final)
     return TrainResult(plan.out, int(model.num_timesteps), run.evaluations, final["wall_s"])
@@ -401,14 +387,14 @@ def train(
             (checkpoints always hold it, so resuming from one continues with it).
         command: the command line, recorded in ``config.json``.
     """
-    start_time = time.perf_counter()
-    plan = resolve(
-        env_id, algo, steps, seed, out, n_envs, vectorized, device, policy_device,
-        config_file, overrides, resume, command,
+    request = TrainRequest(
+        env_id=env_id, algo=algo, steps=steps, seed=seed, out=out, n_envs=n_envs,
+        config_file=config_file, overrides=overrides, resume=resume, command=command,
     )  # fmt: skip
+    plan = resolve(request, vectorized, device, policy_device)
     run = build(plan, tensorboard, verbose)
     loop(plan, run, progress_bar)
-    return finish(plan, run, save_replay_buffer, start_time)
+    return finish(plan, run, save_replay_buffer)
 
 
 def _version(module: str) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -46,6 +47,67 @@ class RunPlan:
     source: Path | None = None
     previous: dict[str, Any] | None = None
     command: list[str] | None = None
+    #: ``time.perf_counter()`` when the request was resolved (the run's wall time starts here)
+    started: float = field(default_factory=time.perf_counter)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainRequest:
+    """What a user asks either trainer for (the command line's flags), before any check."""
+
+    env_id: str | None
+    algo: str | None
+    steps: int
+    seed: int = 0
+    out: str | Path | None = None
+    n_envs: int | None = None
+    config_file: str | Path | None = None
+    overrides: dict[str, Any] | None = None
+    resume: str | Path | None = None
+    command: list[str] | None = None
+
+
+@dataclass(kw_only=True)
+class Origin:
+    """Where a run starts: a fresh request's env id, algorithm, seed and config, or the resumed
+    run's (with its folder, ``config.json`` and the backend's trainer state)."""
+
+    env_id: str
+    algo: str
+    seed: int
+    cfg: TrainConfig
+    source: Path | None = None
+    previous: dict[str, Any] | None = None
+    state: Any = None
+
+    @property
+    def done_steps(self) -> int:
+        return int(self.previous["steps"]) if self.previous else 0
+
+
+def fresh_or_resumed(
+    request: TrainRequest,
+    locate: Callable[[Path], tuple[Path, dict[str, Any], Any]],
+    load: Callable[[str], TrainConfig],
+    from_record: Callable[[dict[str, Any], tuple[str, ...]], TrainConfig],
+) -> Origin:
+    """A resumed run takes its run's env id, algorithm, seed and config (``from_record`` of its
+    ``config.json``); a fresh one needs an env id and algorithm and loads its config with
+    ``load(env_id)``."""
+    if request.resume is not None:
+        source, previous, state = resumed_run(
+            request.resume, locate, request.env_id, request.algo, request.steps
+        )
+        cfg = from_record(previous["train_config"], (str(source / CONFIG_FILE),))
+        return Origin(
+            env_id=previous["env_id"], algo=previous["algo"], seed=int(previous["seed"]),
+            cfg=cfg, source=source, previous=previous, state=state,
+        )  # fmt: skip
+    if request.env_id is None or request.algo is None:
+        raise ValueError("env_id and algo are required unless resuming")
+    return Origin(
+        env_id=request.env_id, algo=request.algo, seed=request.seed, cfg=load(request.env_id)
+    )
 
 
 @dataclass

@@ -14,22 +14,27 @@ from typing import Any
 import pytest
 
 from gymforge.baselines.ondevice import run as ondevice_run
+from gymforge.baselines.training.runs import TrainRequest
 
 LR = 0.002
 
 
 def _learning_rates(tmp_path: Path, steps: int, resume: Path | None = None) -> list[float]:
     """The rate each update of a tiny Probe-Match run used, in order."""
-    plan = ondevice_run.resolve(
-        None if resume else "Probe-Match-v0", None if resume else "ppo", steps, 0,
-        None if resume else tmp_path / "run", None if resume else 4, "cpu", 1, None, None,
-        None if resume else {
+    request = TrainRequest(
+        env_id=None if resume else "Probe-Match-v0",
+        algo=None if resume else "ppo",
+        steps=steps,
+        out=None if resume else tmp_path / "run",
+        n_envs=None if resume else 4,
+        overrides=None if resume else {
             "eval": {"every": 0},
             "checkpoint_every": 32,
             "algos": {"ppo": {"n_steps": 4, "n_epochs": 1, "n_minibatches": 1, "learning_rate": LR}},
         },
-        resume, None,
+        resume=resume,
     )  # fmt: skip
+    plan = ondevice_run.resolve(request, "cpu", 1, None)
     session = ondevice_run.build(plan, tensorboard=False, progress_bar=False)
     trainer = session.trainer
     rates: list[float] = []
