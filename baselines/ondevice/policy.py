@@ -4,7 +4,10 @@ One module maps a batch of (normalised) observations to action logits (or Gaussi
 value. Discrete and MultiDiscrete actions are categorical per dimension: dimensions with the same
 number of choices are grouped into one ``(B, k, n)`` block, so a line with one 200-way and ten
 3-way decisions costs two ``log_softmax`` calls, not eleven. Sampling is Gumbel-max with the
-trainer's own ``torch.Generator`` (reproducible, no host sync). Box actions are a diagonal
+trainer's own ``torch.Generator`` (reproducible, no host sync). An ordinal policy gives each
+categorical dimension a discretised Gaussian over its ordered choices instead of free logits:
+the head outputs a centre and a width per dimension, so what is learnt about one choice moves
+its neighbours too (a waiting time of 18 informs 17 and 19). Box actions are a diagonal
 Gaussian with a state-independent log standard deviation, clipped to the bounds by the trainer.
 
 A recurrent policy puts a GRU between the observation and the two heads; its hidden state is
@@ -51,6 +54,8 @@ class PolicySpec:
         shared: one trunk for actor and critic (else two separate MLPs, as SB3's default).
         activation: ``tanh``, ``relu`` or ``elu``.
         rnn_hidden: GRU width of a recurrent policy (0: feed-forward).
+        ordinal: categorical choices are ordered; each dimension is a discretised Gaussian
+            (centre, width) over them (categorical actions only).
     """
 
     obs_dim: int
@@ -65,6 +70,7 @@ class PolicySpec:
     shared: bool = False
     activation: str = "tanh"
     rnn_hidden: int = 0
+    ordinal: bool = False
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -84,6 +90,7 @@ def policy_spec(
     shared: bool = False,
     activation: str = "tanh",
     rnn_hidden: int = 0,
+    ordinal: bool = False,
 ) -> PolicySpec:
     """The :class:`PolicySpec` for one env's spaces (single, not batched)."""
     if not isinstance(obs_space, spaces.Box) or not obs_space.shape:
@@ -102,6 +109,12 @@ def policy_spec(
         "activation": activation,
         "rnn_hidden": int(rnn_hidden),
     }
+    if ordinal and not isinstance(action_space, (spaces.Discrete, spaces.MultiDiscrete)):
+        raise ValueError(
+            f"ordinal needs Discrete or MultiDiscrete actions, got {action_space}; set "
+            "ordinal: false"
+        )
+    common["ordinal"] = bool(ordinal)
     if isinstance(action_space, spaces.Discrete):
         return PolicySpec(
             action_kind="categorical",
@@ -179,6 +192,25 @@ class CategoricalGroups:
     def _group(self, actions: torch.Tensor) -> torch.Tensor:
         return actions if self._identity else actions[..., self._grouped]
 
+    def ordinal_logits(self, raw: torch.Tensor) -> torch.Tensor:
+        """Logits of discretised Gaussians from ``raw`` ``(..., 2 * n_dims)`` (a centre and a
+        log-width per dimension, in the env's order), laid out as :meth:`_blocks` reads them.
+
+        The centre is ``sigmoid(c) * (n - 1)`` and the width ``n / 2 * exp(w)`` with ``w``
+        clipped to [-8, 2]; at the head's near-zero initial output the distribution is a broad
+        bump over the middle choices, close to uniform.
+        """
+        params = raw.reshape(*raw.shape[:-1], self.n_dims, 2)
+        blocks = []
+        for _, k, n, dims in self.groups:
+            chosen = params[..., dims, :]
+            centre = torch.sigmoid(chosen[..., 0:1]) * (n - 1)
+            width = torch.exp(chosen[..., 1:2].clamp(-8.0, 2.0)) * (n / 2)
+            choices = torch.arange(n, device=raw.device, dtype=raw.dtype)
+            logits = -0.5 * ((choices - centre) / width) ** 2
+            blocks.append(logits.reshape(*raw.shape[:-1], k * n))
+        return torch.cat(blocks, dim=-1) if len(blocks) > 1 else blocks[0]
+
     def sample(self, logits: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
         """Gumbel-max draws, ``(..., n_dims)`` int64 in the env's dimension order."""
         picks = []
@@ -226,7 +258,7 @@ class ActorCritic(nn.Module):
         out_width = hidden[-1] if hidden else width
         if spec.action_kind == "categorical":
             self.categorical: CategoricalGroups | None = CategoricalGroups(spec.nvec)
-            n_out = self.categorical.n_logits
+            n_out = 2 * len(spec.nvec) if spec.ordinal else self.categorical.n_logits
             self.log_std = None
         else:
             self.categorical = None
@@ -280,10 +312,15 @@ class ActorCritic(nn.Module):
         """Action logits (or Gaussian means) and values ``(...)`` of ``features``."""
         if self.trunk is not None:
             latent = self.trunk(features)
-            return self.actor_head(latent), self.critic_head(latent).squeeze(-1)
-        assert self.actor_body is not None and self.critic_body is not None
-        actor = self.actor_head(self.actor_body(features))
-        return actor, self.critic_head(self.critic_body(features)).squeeze(-1)
+            actor, value = self.actor_head(latent), self.critic_head(latent)
+        else:
+            assert self.actor_body is not None and self.critic_body is not None
+            actor = self.actor_head(self.actor_body(features))
+            value = self.critic_head(self.critic_body(features))
+        if self.spec.ordinal:
+            assert self.categorical is not None
+            actor = self.categorical.ordinal_logits(actor)
+        return actor, value.squeeze(-1)
 
     # --- the distribution ----------------------------------------------------------------------
     def sample(

@@ -57,7 +57,8 @@ class PPOConfig:
         normalize_obs: running mean/std observation normalisation (statistics in the artifact).
         optimizer: ``adam`` or ``rmsprop`` (A2C's).
         adam_eps: the optimizer's epsilon.
-        hidden, shared, activation, rnn_hidden: the network (:class:`.policy.PolicySpec`).
+        hidden, shared, activation, rnn_hidden, ordinal: the network
+            (:class:`.policy.PolicySpec`).
         stagger_starts: cut each instance's first episode at a uniformly random step (treated
             as a time limit: bootstrapped, not counted as an episode), so that the instances'
             episodes spread over the whole horizon instead of marching in step. Without it, a
@@ -86,6 +87,7 @@ class PPOConfig:
     shared: bool = False
     activation: str = "tanh"
     rnn_hidden: int = 0
+    ordinal: bool = False
     stagger_starts: bool = True
 
     def __post_init__(self) -> None:
@@ -121,6 +123,8 @@ class PPOConfig:
             raise ValueError(f"rnn_hidden must be an int >= 0, got {self.rnn_hidden!r}")
         if self.rnn_hidden < 0:
             raise ValueError(f"rnn_hidden must be an int >= 0, got {self.rnn_hidden!r}")
+        if not isinstance(self.ordinal, bool):
+            raise ValueError(f"ordinal must be true or false, got {self.ordinal!r}")
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -227,6 +231,7 @@ class PPO:
             config.shared,
             config.activation,
             config.rnn_hidden,
+            config.ordinal,
         )
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
