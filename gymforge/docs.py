@@ -299,7 +299,15 @@ def render_versions(
     families: dict[str, list[EnvSpec]] = {}
     for spec in specs:
         families.setdefault(_base_id(spec.id), []).append(spec)
-    lines += ["", "## Ids registered in more than one version", ""]
+    lines += [
+        "",
+        "## Ids registered in more than one version",
+        "",
+        "Gymnasium warns that an older version is out of date whenever a newer one is"
+        " registered; for the older versions a current board evaluates (marked below) the"
+        " warning is silenced, since the board is where they are meant to be used.",
+        "",
+    ]
     first_with: dict[str, str] = {}  # a Version History text -> the first id base showing it
     for base, versions in families.items():
         if len(versions) < 2:
