@@ -9,7 +9,8 @@
   versions of an id are still registered (from the frozen protocols, the archived boards and the
   ids' Version History sections).
 - ``docs/results/index.md``: the recorded benchmark results in ``benchmarks/results/``, by
-  family. The result pages themselves stay where the benchmarks write them; :func:`on_files`, a
+  family, then the archived exploratory runs of ``benchmarks/results/archive/`` in a section of
+  their own. The result pages themselves stay where the benchmarks write them; :func:`on_files`, a
   MkDocs hook named in ``mkdocs.yml``, adds them to the site at build time so that the repository
   holds one copy.
 
@@ -48,6 +49,8 @@ REQUIRED_HEADINGS = (
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+#: the archived exploratory runs, under ``RESULTS``; the site shows them as ``results/archive/``
+ARCHIVE = "archive"
 PROTOCOLS = ROOT / "leaderboards" / "protocols"
 BOARDS = ROOT / "leaderboards"
 
@@ -347,19 +350,32 @@ RESULT_FAMILIES = {
 }
 
 
+#: title of the results index's last section, the archived exploratory runs
+ARCHIVE_SECTION = "Archive (exploratory runs)"
+
+
 def result_pages(results: Path = RESULTS) -> list[Path]:
     """The recorded results pages, ``benchmarks/results/*.md``."""
     return sorted(results.glob("*.md"))
 
 
+def archive_pages(results: Path = RESULTS) -> list[Path]:
+    """The archived results pages, ``benchmarks/results/archive/*.md`` (its README aside: the
+    index's archive section says what it says)."""
+    return sorted(p for p in (results / ARCHIVE).glob("*.md") if p.name != "README.md")
+
+
+def _title(path: Path) -> str:
+    return path.read_text(encoding="utf-8").splitlines()[0].removeprefix("# ").strip()
+
+
 def render_results_index(results: Path = RESULTS) -> str:
-    """``docs/results/index.md``: every results page by family, described by its title."""
+    """``docs/results/index.md``: every results page by family, described by its title, then
+    the archived pages in a section of their own."""
     groups: dict[str, list[tuple[str, str]]] = {}
     for path in result_pages(results):
-        first = path.read_text(encoding="utf-8").splitlines()[0]
-        title = first.removeprefix("# ").strip()
         family = RESULT_FAMILIES.get(path.stem.split("_", 1)[0], "Other")
-        groups.setdefault(family, []).append((path.name, title))
+        groups.setdefault(family, []).append((path.name, _title(path)))
     lines = [
         "# Results",
         "",
@@ -375,6 +391,21 @@ def render_results_index(results: Path = RESULTS) -> str:
         lines += [f"## {family}", ""]
         lines += [f"- [{title}]({name}) (`{name}`)" for name, title in groups[family]]
         lines.append("")
+    archived = archive_pages(results)
+    if archived:
+        lines += [
+            f"## {ARCHIVE_SECTION}",
+            "",
+            "Exploratory runs kept for the record (extra training seeds, ablations, side variants,",
+            "quick runs); the results the project cites are in the sections above. The pages are",
+            f"`benchmarks/results/{ARCHIVE}/*.md`; the folder's `README.md` says what each one was.",
+            "",
+        ]
+        lines += [
+            f"- [{_title(path)}]({ARCHIVE}/{path.name}) (`{ARCHIVE}/{path.name}`)"
+            for path in archived
+        ]
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -387,15 +418,23 @@ def site_pages(specs: Sequence[EnvSpec], pages: dict[str, str]) -> dict[str, str
 
 
 def on_files(files: Any, config: Any) -> Any:
-    """MkDocs hook: add ``benchmarks/results/*.md`` and their figures as ``results/<name>``.
+    """MkDocs hook: add ``benchmarks/results/*.md`` and their figures as ``results/<name>``,
+    and the archived ones (``benchmarks/results/archive/``) as ``results/archive/<name>``.
 
     The pages are built from where the benchmarks write them, so the repository keeps a single
     copy and the site always shows the recorded results.
     """
     from mkdocs.structure.files import File
 
-    for path in [*result_pages(), *sorted(RESULTS.glob("*.png"))]:
-        files.append(File.generated(config, f"results/{path.name}", abs_src_path=str(path)))
+    archive = RESULTS / ARCHIVE
+    for path in [
+        *result_pages(),
+        *sorted(RESULTS.glob("*.png")),
+        *archive_pages(),
+        *sorted(archive.glob("*.png")),
+    ]:
+        name = path.relative_to(RESULTS).as_posix()
+        files.append(File.generated(config, f"results/{name}", abs_src_path=str(path)))
     return files
 
 
