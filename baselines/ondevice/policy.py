@@ -56,6 +56,8 @@ class PolicySpec:
         rnn_hidden: GRU width of a recurrent policy (0: feed-forward).
         ordinal: categorical choices are ordered; each dimension is a discretised Gaussian
             (centre, width) over them (categorical actions only).
+        ordinal_width: the ordinal head's width at a zero head output, as a share of the
+            number of choices (its starting breadth).
     """
 
     obs_dim: int
@@ -71,6 +73,7 @@ class PolicySpec:
     activation: str = "tanh"
     rnn_hidden: int = 0
     ordinal: bool = False
+    ordinal_width: float = 0.5
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -91,6 +94,7 @@ def policy_spec(
     activation: str = "tanh",
     rnn_hidden: int = 0,
     ordinal: bool = False,
+    ordinal_width: float = 0.5,
 ) -> PolicySpec:
     """The :class:`PolicySpec` for one env's spaces (single, not batched)."""
     if not isinstance(obs_space, spaces.Box) or not obs_space.shape:
@@ -114,7 +118,14 @@ def policy_spec(
             f"ordinal needs Discrete or MultiDiscrete actions, got {action_space}; set "
             "ordinal: false"
         )
+    if not (
+        isinstance(ordinal_width, (int, float))
+        and not isinstance(ordinal_width, bool)
+        and 0 < ordinal_width <= 1
+    ):
+        raise ValueError(f"ordinal_width must be a number in (0, 1], got {ordinal_width!r}")
     common["ordinal"] = bool(ordinal)
+    common["ordinal_width"] = float(ordinal_width)
     if isinstance(action_space, spaces.Discrete):
         return PolicySpec(
             action_kind="categorical",
@@ -165,7 +176,8 @@ class CategoricalGroups:
     ``dims[g]`` are the action dimensions of that group, in order.
     """
 
-    def __init__(self, nvec: tuple[int, ...]) -> None:
+    def __init__(self, nvec: tuple[int, ...], ordinal_width: float = 0.5) -> None:
+        self.ordinal_width = ordinal_width
         sizes = sorted(set(nvec))
         self.groups: list[tuple[int, int, int, list[int]]] = []  # (offset, k, n, dims)
         offset = 0
@@ -196,16 +208,16 @@ class CategoricalGroups:
         """Logits of discretised Gaussians from ``raw`` ``(..., 2 * n_dims)`` (a centre and a
         log-width per dimension, in the env's order), laid out as :meth:`_blocks` reads them.
 
-        The centre is ``sigmoid(c) * (n - 1)`` and the width ``n / 2 * exp(w)`` with ``w``
-        clipped to [-8, 2]; at the head's near-zero initial output the distribution is a broad
-        bump over the middle choices, close to uniform.
+        The centre is ``sigmoid(c) * (n - 1)`` and the width ``ordinal_width * n * exp(w)``
+        with ``w`` clipped to [-8, 2]; at the head's near-zero initial output the distribution is
+        a bump over the middle choices (close to uniform at the default width of ``n / 2``).
         """
         params = raw.reshape(*raw.shape[:-1], self.n_dims, 2)
         blocks = []
         for _, k, n, dims in self.groups:
             chosen = params[..., dims, :]
             centre = torch.sigmoid(chosen[..., 0:1]) * (n - 1)
-            width = torch.exp(chosen[..., 1:2].clamp(-8.0, 2.0)) * (n / 2)
+            width = torch.exp(chosen[..., 1:2].clamp(-8.0, 2.0)) * (n * self.ordinal_width)
             choices = torch.arange(n, device=raw.device, dtype=raw.dtype)
             logits = -0.5 * ((choices - centre) / width) ** 2
             blocks.append(logits.reshape(*raw.shape[:-1], k * n))
@@ -257,7 +269,9 @@ class ActorCritic(nn.Module):
         hidden = list(spec.hidden)
         out_width = hidden[-1] if hidden else width
         if spec.action_kind == "categorical":
-            self.categorical: CategoricalGroups | None = CategoricalGroups(spec.nvec)
+            self.categorical: CategoricalGroups | None = CategoricalGroups(
+                spec.nvec, spec.ordinal_width
+            )
             n_out = 2 * len(spec.nvec) if spec.ordinal else self.categorical.n_logits
             self.log_std = None
         else:

@@ -57,7 +57,7 @@ class PPOConfig:
         normalize_obs: running mean/std observation normalisation (statistics in the artifact).
         optimizer: ``adam`` or ``rmsprop`` (A2C's).
         adam_eps: the optimizer's epsilon.
-        hidden, shared, activation, rnn_hidden, ordinal: the network
+        hidden, shared, activation, rnn_hidden, ordinal, ordinal_width: the network
             (:class:`.policy.PolicySpec`).
         stagger_starts: cut each instance's first episode at a uniformly random step (treated
             as a time limit: bootstrapped, not counted as an episode), so that the instances'
@@ -88,6 +88,7 @@ class PPOConfig:
     activation: str = "tanh"
     rnn_hidden: int = 0
     ordinal: bool = False
+    ordinal_width: float = 0.5
     stagger_starts: bool = True
 
     def __post_init__(self) -> None:
@@ -232,6 +233,7 @@ class PPO:
             config.activation,
             config.rnn_hidden,
             config.ordinal,
+            config.ordinal_width,
         )
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)

@@ -66,3 +66,14 @@ def test_ordinal__needs_categorical_actions_and_older_specs_load_without_it():
     stored = policy_spec(spaces.Box(-1, 1, (4,)), spaces.Discrete(5)).to_json()
     stored.pop("ordinal")  # an artifact written before the option existed
     assert PolicySpec.from_json(stored).ordinal is False
+
+
+def test_ordinal_width__sets_the_starting_breadth_and_is_checked():
+    narrow = policy_spec(
+        spaces.Box(-1, 1, (4,)), spaces.Discrete(100), ordinal=True, ordinal_width=0.1
+    )
+    logits = ActorCritic(narrow).categorical.ordinal_logits(torch.zeros(1, 2))
+    # centre 49.5, width 10: one width away the logit is -1/2
+    assert float(logits[0, 59]) == pytest.approx(-0.5 * (9.5 / 10) ** 2, rel=1e-5)
+    with pytest.raises(ValueError, match=r"ordinal_width must be a number in \(0, 1\]"):
+        policy_spec(spaces.Box(-1, 1, (4,)), spaces.Discrete(100), ordinal=True, ordinal_width=0)
