@@ -42,9 +42,11 @@ def collect_minari(
     max_steps: int | None = None,
     root: str | Path | None = None,
     overwrite: bool = False,
+    progress: bool = False,
 ) -> Any:
     """Collect ``episodes`` episodes of ``agent`` on ``env_id`` as the Minari dataset
-    ``dataset_id`` (see the module docstring) and return the ``minari.MinariDataset``."""
+    ``dataset_id`` (see the module docstring) and return the ``minari.MinariDataset``;
+    ``progress`` shows a bar of the episodes on stderr."""
     minari = require("minari", "Minari datasets")
     from gymforge.cli import check_agent_name, load_agent, package_version
     from gymforge.registry import get_spec
@@ -63,7 +65,13 @@ def collect_minari(
         limit = {} if max_steps is None else {"max_episode_steps": max_steps}
         env = gym.make(env_id, **(env_kwargs or {}), **limit)
         policy = load_agent(spec, agent, env, batched=False)
-        buffers = [_episode(env, policy, seed + k, k, minari) for k in range(episodes)]
+        from tqdm import tqdm
+
+        buffers = [
+            _episode(env, policy, seed + k, k, minari)
+            for k in tqdm(range(episodes), desc=f"collect {env_id}", unit="episode",
+                          disable=not progress)
+        ]  # fmt: skip
         returns = [float(b.rewards.sum()) for b in buffers]
         provenance = {
             "env_id": env_id,
@@ -150,6 +158,7 @@ def collect_cli(env_id: str, argv: Sequence[str]) -> int:
         "--minari-root", default=None, help="Minari datasets folder (default: Minari's own)"
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(list(argv))
     try:
         env_kwargs = json.loads(args.kwargs)
@@ -167,6 +176,7 @@ def collect_cli(env_id: str, argv: Sequence[str]) -> int:
         max_steps=args.max_steps,
         root=args.minari_root,
         overwrite=args.overwrite,
+        progress=not args.quiet,
     )
     print(
         f"wrote Minari dataset {args.minari}: {dataset.total_episodes} episodes, "

@@ -68,6 +68,16 @@ def test_dataset_collect__offcmab_shows_a_bar_of_the_plays(tmp_path, capsys):
     assert "play" not in err
 
 
+def test_dataset_collect__the_minari_collector_shows_a_bar_per_episode(tmp_path, capsys):
+    pytest.importorskip("minari")
+    argv = ["dataset", "collect", "Probe-Match-v0", "--agent", "random", "--n", "3"]
+    root = ["--minari-root", str(tmp_path)]
+    err = _stderr_of(capsys, [*argv, "--minari", "bar-a-v0", *root])
+    assert "collect Probe-Match-v0" in err and "3/3" in err and "episode" in err
+    err = _stderr_of(capsys, [*argv, "--minari", "bar-b-v0", *root, "--quiet"])
+    assert "collect Probe-Match-v0" not in err
+
+
 def test_sweep__shows_a_bar_per_job_unless_quiet_or_json(tmp_path, capsys):
     sweep = {
         "version": 1,

@@ -12,8 +12,8 @@ single-agent id goes to the Minari collector (:mod:`gymforge.minari_datasets`), 
 
 Every collector takes ``--agent`` (the logging or behaviour policy) and ``--n`` (the count:
 episodes, or logged plays for Off-CMAB); the older ``--behavior``/``--logging`` still work.
-The MetaBBO and Off-CMAB collectors show a progress bar on stderr (per episode with the current
-generation, per block of plays) that ``--quiet`` hides: a MetaBBO collection of 10,000 episodes
+Every collector shows a progress bar on stderr (per episode, with the current generation for
+MetaBBO; per block of plays for Off-CMAB) that ``--quiet`` hides: a MetaBBO collection of 10,000 episodes
 takes about 10 minutes (64 episodes: about 15 s).
 
 ``info`` prints a dataset's metadata after checking its checksum (or, for ``minari:NAME``, the
