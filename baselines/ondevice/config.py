@@ -1,5 +1,5 @@
 """Configs of the on-device trainer: the schema of ``gymforge train`` config files, with the
-settings of :class:`.ppo.PPOConfig` under ``algos``.
+settings of :class:`.ppo_config.PPOConfig` under ``algos``.
 
 The packaged files live in ``baselines/configs/ondevice/`` (``default.yaml``, then
 ``<env id>.yaml`` when the id has one); a user's ``--config`` file and command-line overrides are
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gymforge.baselines.ondevice import a2c, recurrent_ppo
-from gymforge.baselines.ondevice.ppo import PPOConfig
+from gymforge.baselines.ondevice.ppo_config import PPOConfig
 from gymforge.baselines.training import config
 from gymforge.baselines.training.config import CONFIG_DIR, EVAL_KEYS, KEEP_BEST_KEY, TrainConfig
 

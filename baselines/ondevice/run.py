@@ -53,7 +53,8 @@ from gymforge.baselines.ondevice.agent import (
     save_policy,
 )
 from gymforge.baselines.ondevice.config import algo_config, from_mapping, load_config
-from gymforge.baselines.ondevice.ppo import PPO, PPOConfig
+from gymforge.baselines.ondevice.ppo import PPO
+from gymforge.baselines.ondevice.ppo_config import PPOConfig
 from gymforge.baselines.training.checkpoints import Schedule, checkpoint_folders, write_checkpoint
 from gymforge.baselines.training.config import TrainConfig
 from gymforge.baselines.training.evaluation import run_episodes, summarize

@@ -166,7 +166,7 @@ def check_layer(
 
     ``parameters(algo)`` lists the settings an ``algos`` entry may hold and ``algorithms`` the
     algorithm names: each backend passes its own (SB3's constructors, the on-device
-    :class:`~gymforge.baselines.ondevice.ppo.PPOConfig`).
+    :class:`~gymforge.baselines.ondevice.ppo_config.PPOConfig`).
     ``eval_keys`` are the ``eval`` keys the backend reads (the on-device trainer adds
     ``keep_best``; SB3 refuses it rather than ignore it).
     """

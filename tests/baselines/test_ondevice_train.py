@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from gymforge.baselines.ondevice.agent import TorchPolicyAgent, read_policy
-from gymforge.baselines.ondevice.ppo import PPO, PPOConfig
+from gymforge.baselines.ondevice.ppo import PPO
+from gymforge.baselines.ondevice.ppo_config import PPOConfig
 from gymforge.baselines.ondevice.run import train
 from gymforge.cli import main
 
