@@ -25,7 +25,7 @@ format: setup
 
 bench:
 	@EXTRAS=dev,anchors scripts/setup.sh
-	$(PY) -m benchmarks.lineflow_scalar
+	$(PY) -m benchmarks.lineflow.scalar
 
 docs: setup  ## regenerates the generated pages, then builds the site into build/docs
 	$(PY) -m gymforge.docs

@@ -1,11 +1,11 @@
-"""Helpers shared by the LineFlow benchmark scripts in this folder.
+"""Helpers shared by the benchmark scripts of this package and its family subpackages.
 
-The scripts run as ``python -m benchmarks.<script>`` from the repository root and import this
-module as ``benchmarks.common`` (the repository root is on ``sys.path`` under ``-m``, and worker
-processes started with ``spawn`` inherit it). Only the pieces that were identical in every script live here:
-machine and version facts, the git revision, the reproducing command line, atomic writes, a
-few formatters and the interleaved-median loop of the reset benchmarks. Measurement logic stays
-in the scripts.
+The scripts run as ``python -m benchmarks.<family>.<name>`` (or ``python -m benchmarks.<name>``
+for a top-level one) from the repository root and import this module as ``benchmarks.common``
+(the repository root is on ``sys.path`` under ``-m``, and worker processes started with ``spawn``
+inherit it). Only the pieces that were identical in every script live here: machine and version
+facts, the git revision, the reproducing command line, atomic writes, a few formatters and the
+interleaved-median loop of the reset benchmarks. Measurement logic stays in the scripts.
 """
 
 from __future__ import annotations
@@ -134,13 +134,20 @@ def machine_info(packages: Iterable[str], extra: dict[str, Any] | None = None) -
 def command_line(argv: Sequence[str] | None = None) -> str:
     """The command that ran this benchmark, as one would type it from the repository root.
 
-    Always the module form ``python -m benchmarks.<name> ARGS``, whether the script was started
-    that way or by its file path, so that recorded results name one way to reproduce them.
-    ``argv`` defaults to ``sys.argv`` (its first entry is the script's path).
+    Always the module form ``python -m benchmarks.<family>.<name> ARGS`` (``benchmarks.<name>``
+    for a script at the top of the folder), whether the script was started that way or by its
+    file path, so that recorded results name one way to reproduce them. ``argv`` defaults to
+    ``sys.argv`` (its first entry is the script's path).
     """
     argv = list(sys.argv if argv is None else argv)
     script = Path(argv[0])
-    module = f"benchmarks.{script.stem}" if script.suffix == ".py" else str(script)
+    module = str(script)
+    if script.suffix == ".py":
+        parts = script.with_suffix("").parts
+        # the path's last ``benchmarks`` folder is the package: what follows it is the module
+        start = max((i for i, part in enumerate(parts[:-1]) if part == "benchmarks"), default=None)
+        inside = parts[start + 1 :] if start is not None else parts[-1:]
+        module = ".".join(["benchmarks", *inside])
     return shlex.join(["python", "-m", module, *argv[1:]])
 
 

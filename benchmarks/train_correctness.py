@@ -2,7 +2,7 @@
 
 What it compares
     WaitingTime (``LineFlow-WaitingTime-v0``), 1M training steps, three training seeds each
-    (11, 174, 2024), the hyperparameters of the stored SB3 baseline (``rl_lineflow_wt.yaml``:
+    (11, 174, 2024), the hyperparameters of the stored SB3 baseline (``lineflow/rl_sb3_wt.yaml``:
     5 envs, 500-step rollouts, minibatches of 500, 5 epochs, clip 0.2, learning rate 1e-3
     constant, entropy 0.01, γ 0.999, λ 0.98, separate 64-64 tanh networks):
 

@@ -83,7 +83,7 @@ def reference_figures(env_id: str, results: Path = RESULTS) -> str:
     lines = [
         "## Reference figures",
         "",
-        f"Measured by `benchmarks/{source.stem.removesuffix('_controllers')}_controllers.py`"
+        f"Measured by `benchmarks/{source.stem.removesuffix('_controllers')}/controllers.py`"
         f" (results in `{source.relative_to(ROOT).as_posix()}`); mean ± std over the seeds shown.",
         "",
         "| controller | return | parts | scrap | seeds |",

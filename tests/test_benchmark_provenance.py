@@ -45,7 +45,7 @@ def test_machine_info_says_whether_the_result_is_final():
     assert list(info)[-2:] == ["git_revision", "final"]
 
 
-@pytest.mark.parametrize("script", ["metabbo_test", "metabbo_offline", "train_correctness"])
+@pytest.mark.parametrize("script", ["metabbo/test", "metabbo/offline", "train_correctness"])
 def test_writers_of_final_results_take_allow_dirty(script):
     text = (common.REPO_ROOT / "benchmarks" / f"{script}.py").read_text(encoding="utf-8")
     assert "common.add_allow_dirty(" in text and "require_clean_tree(" in text
@@ -64,7 +64,9 @@ def test_train_correctness_names_its_statistics_and_renders_from_json():
     assert "IQM" not in text and "95% CI" not in text and "overlap: yes" not in text
     readme_row = next(
         line
-        for line in (common.REPO_ROOT / "docs" / "figures.md").read_text(encoding="utf-8").splitlines()
+        for line in (common.REPO_ROOT / "docs" / "figures.md")
+        .read_text(encoding="utf-8")
+        .splitlines()
         if "`train_correctness.md`" in line
     )
     assert "IQM" not in readme_row and "learns as well" not in readme_row

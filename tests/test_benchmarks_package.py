@@ -1,8 +1,9 @@
 """``benchmarks`` is a package: its scripts import as modules and are run with ``python -m``.
 
-Importing a script must do no work (the measurement starts only under ``__main__``), nothing in
-the folder may edit ``sys.path`` (the package import replaces that), and no tracked text may
-still tell people to run ``python benchmarks/<name>.py``.
+A family's scripts live in its subpackage (``benchmarks.lineflow.scalar``, ...), the shared ones
+at the top (``benchmarks.common``, ...). Importing a script must do no work (the measurement
+starts only under ``__main__``), nothing in the folder may edit ``sys.path`` (the package import
+replaces that), and no tracked text may still tell people to run ``python benchmarks/<name>.py``.
 """
 
 from __future__ import annotations
@@ -17,11 +18,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
-SCRIPTS = sorted(p.stem for p in BENCHMARKS.glob("*.py") if p.stem != "__init__")
+FAMILIES = ("cmab", "confounders", "lineflow", "metabbo", "minmax")
+# every module but the packages' __init__, by its name under ``benchmarks``: "lineflow.scalar"
+SCRIPTS = sorted(
+    ".".join(p.relative_to(BENCHMARKS).with_suffix("").parts)
+    for p in BENCHMARKS.rglob("*.py")
+    if p.stem != "__init__"
+)
 
-# `python benchmarks/x.py`, `.venv/bin/python benchmarks/x.py`, `$(PY) benchmarks/x.py`, ...
-OLD_FORM = re.compile(r"(python\S*|\$\(PY\)|\"\$python\")\s+benchmarks/\w+\.py")
+# `python benchmarks/x.py`, `.venv/bin/python -m benchmarks.lineflow.x`, `$(PY) benchmarks/...`
+OLD_FORM = re.compile(r"(python\S*|\$\(PY\)|\"\$python\")\s+benchmarks/(\w+/)*\w+\.py")
 MAX_LINES = 600  # a longer script is split into modules with one job each
+
+
+def _path(name: str) -> Path:
+    return BENCHMARKS.joinpath(*name.split(".")).with_suffix(".py")
 
 
 def _main_guarded(tree: ast.Module) -> bool:
@@ -48,12 +59,21 @@ def _top_level_calls(tree: ast.Module) -> list[int]:
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_script_has_a_main_guard_and_no_top_level_calls(name: str) -> None:
-    tree = ast.parse((BENCHMARKS / f"{name}.py").read_text(), f"{name}.py")
-    assert _top_level_calls(tree) == [], f"{name}.py calls something at import"
+    tree = ast.parse(_path(name).read_text(), f"{name}.py")
+    assert _top_level_calls(tree) == [], f"{name} calls something at import"
     if name != "common" and any(
         isinstance(node, ast.FunctionDef) and node.name == "main" for node in tree.body
     ):
-        assert _main_guarded(tree), f"{name}.py has main() but no __main__ guard"
+        assert _main_guarded(tree), f"{name} has main() but no __main__ guard"
+
+
+def test_each_family_is_a_subpackage_and_no_family_script_is_left_at_the_top() -> None:
+    for family in FAMILIES:
+        init = BENCHMARKS / family / "__init__.py"
+        assert init.is_file(), f"benchmarks/{family}/ has no __init__.py"
+        assert ast.get_docstring(ast.parse(init.read_text())), f"{init} has no docstring"
+    flat = [p.name for p in BENCHMARKS.glob("*.py") if p.stem.startswith(FAMILIES)]
+    assert flat == [], "family scripts belong in their subpackage (benchmarks/<family>/)"
 
 
 def test_every_script_imports_as_a_module_without_side_effects(tmp_path: Path) -> None:
@@ -73,13 +93,13 @@ def test_every_script_imports_as_a_module_without_side_effects(tmp_path: Path) -
 
 
 def test_no_benchmark_module_is_too_long_to_read() -> None:
-    lengths = {name: len((BENCHMARKS / f"{name}.py").read_text().splitlines()) for name in SCRIPTS}
+    lengths = {name: len(_path(name).read_text().splitlines()) for name in SCRIPTS}
     assert {name: n for name, n in lengths.items() if n > MAX_LINES} == {}
 
 
 def test_no_sys_path_edits_in_benchmarks() -> None:
     offenders = [
-        f"{path.name}:{number}"
+        f"{path.relative_to(BENCHMARKS)}:{number}"
         for path in sorted(BENCHMARKS.rglob("*.py"))
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if re.search(r"sys\.path\.(insert|append|extend)|sys\.path\s*\+?=", line)
@@ -112,22 +132,24 @@ def test_no_tracked_text_runs_a_benchmark_by_its_file_path() -> None:
 def test_command_line_records_the_module_form() -> None:
     from benchmarks import common
 
-    argv = [str(BENCHMARKS / "lineflow_scalar.py"), "--episodes", "3", "--out", "a b"]
+    argv = [str(BENCHMARKS / "lineflow" / "scalar.py"), "--episodes", "3", "--out", "a b"]
     assert (
-        common.command_line(argv) == "python -m benchmarks.lineflow_scalar --episodes 3 --out 'a b'"
+        common.command_line(argv) == "python -m benchmarks.lineflow.scalar --episodes 3 --out 'a b'"
     )
-    assert common.command_line(["benchmarks/cmab_speed.py"]) == "python -m benchmarks.cmab_speed"
+    assert common.command_line(["benchmarks/cmab/speed.py"]) == "python -m benchmarks.cmab.speed"
+    assert common.command_line(["benchmarks/train_speed.py"]) == "python -m benchmarks.train_speed"
 
 
 @pytest.mark.parametrize(
     ("line", "bad"),
     [
-        ("python benchmarks/lineflow_scalar.py --quick", True),
-        (".venv/bin/python benchmarks/cmab_speed.py", True),
-        ("\t$(PY) benchmarks/lineflow_scalar.py", True),
+        ("python benchmarks/lineflow/scalar.py --quick", True),
+        (".venv/bin/python benchmarks/cmab/speed.py", True),
+        ("\t$(PY) benchmarks/lineflow/scalar.py", True),
         ('"$python" benchmarks/train_speed.py \\', True),
-        ("python -m benchmarks.lineflow_scalar --quick", False),
-        ("measured by `benchmarks/lineflow_parity.py`", False),
+        ("python benchmarks/lineflow_scalar.py", True),
+        ("python -m benchmarks.lineflow.scalar --quick", False),
+        ("measured by `benchmarks/lineflow/parity.py`", False),
     ],
 )
 def test_old_form_known_answers(line: str, bad: bool) -> None:

@@ -1,7 +1,7 @@
 """The LineFlow controllers benchmark's upstream column comes from the measured anchors.
 
-``benchmarks/lineflow_upstream_anchors.py`` measures upstream's controllers on upstream's
-simulator; ``benchmarks/lineflow_upstream_reference.py`` maps them onto the controllers
+``benchmarks/lineflow/upstream_anchors.py`` measures upstream's controllers on upstream's
+simulator; ``benchmarks/lineflow/upstream_reference.py`` maps them onto the controllers
 benchmark's rows. These tests check the mapping on known answers, that the committed results
 cover every anchor, that the committed controllers results carry exactly the figures the anchors
 give, and (where lineflow-rl is installed) that an anchor reproduces its recorded episode.
@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import common, lineflow_upstream_anchors
-from benchmarks import lineflow_upstream_reference as reference
+from benchmarks import common
+from benchmarks.lineflow import upstream_anchors as lineflow_upstream_anchors
+from benchmarks.lineflow import upstream_reference as reference
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 

@@ -3,7 +3,7 @@ episodes (it must not import ``benchmarks``, which is not importable from there)
 
 from __future__ import annotations
 
-from benchmarks.metabbo_speed import Worker
+from benchmarks.metabbo.speed import Worker
 
 
 def test_worker_serves_a_timed_episode_with_a_stable_digest():
@@ -26,7 +26,7 @@ def test_the_speed_report_gives_ratios_and_retires_the_40_ms_target():
     import json
     from pathlib import Path
 
-    from benchmarks import metabbo_speed
+    from benchmarks.metabbo import speed as metabbo_speed
 
     results = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
     res = json.loads((results / "metabbo_speed.json").read_text())

@@ -26,7 +26,7 @@ The update has two implementations of the same algebra, tested against each othe
 (any device, dtype and number of confounders) and, for one confounder on CPU, one on zero-copy
 NumPy views (cached while the buffers keep their storage) with a written-out closed-form 3 x 3
 step, which cuts the layer's cost at fc widths, where the fixed per-call cost of a dozen tiny
-operations dominates, to about 1.2-1.3x a BatchNorm layer's (``benchmarks/confounders_speed.py``).
+operations dominates, to about 1.2-1.3x a BatchNorm layer's (``benchmarks/confounders/speed.py``).
 """
 
 from __future__ import annotations

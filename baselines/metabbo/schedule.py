@@ -12,7 +12,7 @@ configuration a strong baseline for DE; the power bends the curve (``power > 1``
 values longer).
 
 :data:`DEFAULT_SCHEDULES` holds, per preset, the schedule picked by
-``benchmarks/metabbo_schedule_search.py`` on the easy split's *train* functions (an instance no
+``benchmarks/metabbo/schedule_search.py`` on the easy split's *train* functions (an instance no
 test run uses; ranked by mean Perf, the test split never touched); its table is recorded in
 ``benchmarks/results/metabbo_schedule_search.md``. For Alg0 it beats uniform random configuration
 there on Perf and, by a wide margin, on log10 final error, so it serves as the exploitation

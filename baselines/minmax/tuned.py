@@ -10,7 +10,7 @@ Three boards, two kinds of agent:
 - ``MinMax-RandomBilinear-v0`` (the players move ``x`` and ``y`` themselves): GDA, Sim-HB,
   Alt-HB, extragradient and OGDA players.
 
-The constants below were chosen by ``benchmarks/minmax_baselines.py`` on training seeds only
+The constants below were chosen by ``benchmarks/minmax/baselines.py`` on training seeds only
 (below ``2**62``; the boards evaluate on ``2**62 + 1000000 + i``), as the best mean score of
 each method over a grid; ``benchmarks/results/minmax_baselines.md`` records the grid and every
 score, and a test checks that these constants are the ones recorded there.

@@ -55,7 +55,7 @@ class LineFlowEnv(gym.Env):
 
     ``gym.make_vec(id, num_envs=B, vectorization_mode="vector_entry_point", device=...)`` runs the
     same line on the batched torch engine (``LineFlowVecEnv``: same spaces, SAME_STEP autoreset,
-    torch tensors); it matches this env in distribution (``benchmarks/lineflow_parity.py``), not
+    torch tensors); it matches this env in distribution (``benchmarks/lineflow/parity.py``), not
     sample by sample. Every registered line runs there; user lines with NOK parts, return
     buffers or part-dependent times on a line with assemblies are refused with the reason
     (``gymforge.envs.lineflow.batched.compiled.unsupported_reason``).

@@ -31,7 +31,7 @@ them.
 
 It pays when a step's element work outweighs what splitting costs: two process wake-ups and the
 results' copies per step (a few hundred microseconds on the 2-core development machine), and a
-smaller batch per shard, whose fixed per-op costs do not shrink (``benchmarks/lineflow_batched.py``
+smaller batch per shard, whose fixed per-op costs do not shrink (``benchmarks/lineflow/batched.py``
 measures it as ``torch-workers``). Starting a worker imports torch and gymforge (about 1.5 s, in
 parallel). The workers' results come through pipes, their big arrays through shared memory
 (``gymforge.core.shared_arrays``). The state lives in the shards, so attributes of the engine

@@ -24,7 +24,7 @@ def _expected(env_id: str) -> dict:
     task = yaml.safe_load((CONFIGS / f"{env_id}.yaml").read_text())
     ppo = dict(task["algos"]["ppo"])
     if env_id == "LineFlow-WaitingTime-v0":  # the tuned layer the stored WT runs used
-        tuned = yaml.safe_load((ROOT / "benchmarks" / "rl_lineflow_wt.yaml").read_text())
+        tuned = yaml.safe_load((ROOT / "benchmarks" / "lineflow" / "rl_sb3_wt.yaml").read_text())
         ppo |= tuned["algos"]["ppo"]
     return {"n_envs": task["n_envs"], "policy": "MlpPolicy", **ppo}
 

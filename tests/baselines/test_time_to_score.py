@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.time_to_score import median, options, time_to, train_command
+from benchmarks.lineflow.time_to_score import median, options, time_to, train_command
 
 
 def test_time_to_takes_the_first_evaluation_at_or_above_the_threshold():

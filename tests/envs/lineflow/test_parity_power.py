@@ -14,7 +14,7 @@ horizon; PD 0.9 %; WA 1.5–1.7 %; CL 4.1–4.3 %) so that the power against a b
 mean, ``Φ(0.03·mean / SE − Z)``, is at least 0.9 on every line. The test recomputes that power
 from the sample it drew and asserts it, and asserts that the same sample shifted by ±3 % fails the
 rule. About 35 s of CPU in all; the broader criterion (every controller, 32 seeds, 95 % CI or
-2 %) is ``benchmarks/lineflow_parity.py``.
+2 %) is ``benchmarks/lineflow/parity.py``.
 """
 
 from __future__ import annotations

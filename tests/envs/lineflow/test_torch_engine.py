@@ -61,7 +61,7 @@ def _simpy_parts(spec, policy_seed: int) -> np.ndarray:
 def test_lineflow__torch_engine_matches_simpy_in_distribution(spec):
     """Random policy, 12 seeds, 300 steps, every batched line: the means agree within 4 standard
     errors (+1 part). A smoke check with little power; the paper lines' check sized to catch a
-    3 % bias is ``test_parity_power.py``, the full criterion ``benchmarks/lineflow_parity.py``.
+    3 % bias is ``test_parity_power.py``, the full criterion ``benchmarks/lineflow/parity.py``.
     """
     torch_parts, simpy_parts = _torch_parts(spec, 1), _simpy_parts(spec, 2)
     se = np.sqrt(torch_parts.var(ddof=1) / SEEDS + simpy_parts.var(ddof=1) / SEEDS)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks import metabbo_expert_holdout as holdout
+from benchmarks.metabbo import expert_holdout as holdout
 from gymforge.baselines.metabbo.experts import expert_policy_path
 
 VALIDATION = holdout.load_protocol()["validation"]["function_ids"]

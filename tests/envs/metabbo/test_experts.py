@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import gymforge  # noqa: F401 - registers the ids
-from benchmarks.metabbo_experts import paired_test
+from benchmarks.metabbo.experts import paired_test
 from gymforge.baselines.metabbo.experts import (
     ACTING,
     EXPERT_IDS,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks import metabbo_qmamba_average as average_script
+from benchmarks.metabbo import qmamba_average as average_script
 from gymforge.agents.metabbo.agent import WEIGHTS_FILE, load_model, save_model
 from gymforge.agents.metabbo.qmamba import QMambaConfig, QMambaNet
 

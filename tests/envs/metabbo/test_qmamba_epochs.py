@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchmarks import metabbo_qmamba_epochs as epochs
+from benchmarks.metabbo import qmamba_epochs as epochs
 from gymforge.agents.metabbo.agent import save_model
 from gymforge.agents.metabbo.qmamba import QMambaConfig, QMambaNet
 

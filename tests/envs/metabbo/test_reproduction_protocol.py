@@ -12,7 +12,7 @@ import pytest
 from gymforge.envs.metabbo.problems import split_functions
 
 ROOT = Path(__file__).resolve().parents[3]
-PROTOCOL = ROOT / "benchmarks" / "metabbo_protocol.json"
+PROTOCOL = ROOT / "benchmarks" / "metabbo" / "protocol.json"
 LEDGER = ROOT / "benchmarks" / "results" / "metabbo_test_ledger.md"
 
 
@@ -64,7 +64,7 @@ def test_every_protocol_test_evaluation_has_a_ledger_row_and_the_frozen_protocol
 
 def test_the_test_evaluation_refuses_a_second_run_of_a_row_and_pairs_runs(tmp_path, capsys):
     """A smoke-size run (2 functions, 2 seeds, 10 generations) into a scratch folder."""
-    from benchmarks import metabbo_test
+    from benchmarks.metabbo import test as metabbo_test
 
     args = ["--quick", "--out", str(tmp_path), "--presets", "alg0", "--rows", "random,shade"]
     assert metabbo_test.main([*args, "--references"]) == 0
@@ -112,7 +112,7 @@ def test_the_test_evaluation_refuses_a_second_run_of_a_row_and_pairs_runs(tmp_pa
     text = (tmp_path / "metabbo_test.md").read_text()
     assert text.count("| shade |") == 5  # three metric tables, one paired, one per function
     assert "| alg0 | f1 | f15 |" in text
-    assert "python -m benchmarks.metabbo_test --quick" in text
+    assert "python -m benchmarks.metabbo.test --quick" in text
 
 
 def _test_split_tasks() -> list[str]:
@@ -126,7 +126,7 @@ def _test_split_tasks() -> list[str]:
 
 
 def test_every_board_row_on_a_test_split_board_has_a_ledger_row():
-    from benchmarks.metabbo_ledger import board_rows, test_split_boards
+    from benchmarks.metabbo.ledger import board_rows, test_split_boards
 
     ledger = LEDGER.read_text(encoding="utf-8")
     tasks = _test_split_tasks()
@@ -150,7 +150,7 @@ def test_the_epoch_22_board_row_has_its_submission_date_and_figures():
 
 
 def test_ledger_rows_are_written_once_by_one_function(tmp_path):
-    from benchmarks.metabbo_ledger import record_board_row, record_protocol_evaluation
+    from benchmarks.metabbo.ledger import record_board_row, record_protocol_evaluation
 
     ledger = tmp_path / "ledger.md"
     ledger.write_text(LEDGER.read_text(encoding="utf-8"), encoding="utf-8")

@@ -1,0 +1,1 @@
+"""Confounders benchmarks: speed, reset cost and the behaviour of the reference policies."""

@@ -1,0 +1,1 @@
+"""LineFlow benchmarks: engine speed and parity, controllers, RL baselines and time to score."""

@@ -1,0 +1,1 @@
+"""MetaBBO benchmarks: speed, experts, offline training, hold-out folds and the test split."""
