@@ -136,7 +136,7 @@ def test_security__plain_text_is_written_as_before() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["=HYPERLINK(\"http://evil\",\"x\")", "+1+1", "-2+3", "@SUM(A1)", "\tcmd"]
+    "text", ['=HYPERLINK("http://evil","x")', "+1+1", "-2+3", "@SUM(A1)", "\tcmd"]
 )
 def test_csv_cells_that_a_spreadsheet_would_run_are_quoted(text):
     from gymforge.leaderboards.render import csv_cell
