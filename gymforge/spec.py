@@ -83,6 +83,10 @@ class EnvSpec:
         dataset_collector: ``"module:function"`` behind ``gymforge dataset collect ID`` for ids
             with offline data; it receives the parsed CLI options (see
             :mod:`gymforge.commands.dataset`).
+        board_dataset: ``"module:function"`` building the logged dataset an offline board (a
+            protocol's ``offline_dataset`` block) hands its agents for one evaluation seed:
+            ``f(env_id, env_kwargs, block, seed) -> (dataset, arrays, metadata)``; the board
+            hashes ``arrays`` and ``metadata`` (:func:`gymforge.hashing.dataset_sha256`).
     """
 
     id: str
@@ -98,6 +102,7 @@ class EnvSpec:
     capabilities: Capabilities = field(default_factory=Capabilities)
     agents: Mapping[str, str] = field(default_factory=dict)
     dataset_collector: str | None = None
+    board_dataset: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))

@@ -15,35 +15,28 @@ protocol records::
       "description": "..."
     }
 
-The dataset of evaluation seed ``s`` holds ``n`` plays of the instance that ``env.reset(seed=s)``
-draws (Off-CMAB envs draw their instance from the reset seed), logged with record seed ``s``:
-exactly what ``gymforge dataset collect ENV_ID --logging L --n N --seed s --kwargs K`` writes,
-where ``K`` is the protocol's env kwargs without the episode-only ones (``horizon``,
-``action_format``, ``report_regret``). So the agent is evaluated on the instance its data came
-from. Datasets are small and rebuilt in memory (a few milliseconds each), not stored under
-``leaderboards/``; :func:`dataset_sha256` hashes the record arrays and the dataset's identity
-(env id, logging policy, n, seed, instance-parameter hash), not the ``.npz`` file (whose zip
-headers hold timestamps), so :func:`folder_sha256` of a collected folder equals the protocol's
-hash.
-
-The agent receives a :class:`~gymforge.envs.cmab.datasets.LoggedDataset` whose ``params`` (the
-instance's true parameters) are removed: only the records, the metadata and the problem's
-public structure.
+The dataset of each evaluation seed comes from the env id's ``EnvSpec.board_dataset`` (the
+family's builder; for Off-CMAB, ``n`` plays of the instance that ``env.reset(seed=s)`` draws,
+logged with record seed ``s``, exactly what ``gymforge dataset collect`` writes), so the agent is
+evaluated on the instance its data came from, and never sees the instance's true parameters.
+Datasets are small and rebuilt in memory (a few milliseconds each), not stored under
+``leaderboards/``; :func:`gymforge.hashing.dataset_sha256` hashes the record arrays and the
+dataset's identity, not a file, so a collected folder hashes to the protocol's figure too.
 """
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
+from gymforge.hashing import dataset_sha256
 from gymforge.leaderboards.files import canonical_json
+from gymforge.registry import get_spec, load_entry_point
 
 #: collectors the evaluator can build datasets with.
 KINDS = ("offcmab-logged-plays",)
 KEYS = {"kind", "logging", "n", "options", "sha256", "agents", "description"}
 OPTION_KEYS = {"block", "q", "delta"}
-_IDENTITY = ("env_id", "logging", "n", "seed", "instance_params_hash")
 _CACHE: dict[bytes, Any] = {}
 
 
@@ -89,76 +82,23 @@ def check_offline_block(block: Any, path: Path, n_seeds: int) -> None:
             raise fail("sha256", f"entries must be 64-character hex digests, got {digest!r}")
 
 
-def dataset_sha256(arrays: dict[str, Any], metadata: dict[str, Any]) -> str:
-    """Content hash of a logged dataset: its identity, then each array's dtype, shape and bytes."""
-    import numpy as np
-
-    digest = hashlib.sha256()
-    identity = {key: metadata.get(key) for key in _IDENTITY}
-    layout = {name: [str(a.dtype), list(a.shape)] for name, a in sorted(arrays.items())}
-    digest.update(canonical_json({"identity": identity, "arrays": layout}))
-    for _, array in sorted(arrays.items()):
-        digest.update(np.ascontiguousarray(array).tobytes())
-    return digest.hexdigest()
-
-
-def folder_sha256(path: str | Path) -> str:
-    """:func:`dataset_sha256` of a dataset written by ``gymforge dataset collect``: its folder,
-    or ``"minari:NAME"`` for its Minari export (the same records give the same hash)."""
-    from gymforge.envs.cmab.datasets import load_dataset
-
-    dataset = load_dataset(path)
-    return dataset_sha256(dataset.arrays, dataset.metadata)
-
-
-def collector_kwargs(env_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The env kwargs that describe the logged problem (the episode's length and the action
-    format do not)."""
-    episode_only = ("horizon", "action_format", "report_regret")
-    return {k: v for k, v in env_kwargs.items() if k not in episode_only}
-
-
 def build_dataset(env_id: str, env_kwargs: dict[str, Any], block: dict[str, Any], seed: int):
-    """The dataset of evaluation seed ``seed`` (cached per process) and its sha256.
+    """The dataset of evaluation seed ``seed`` (cached per process) and its sha256, built by the
+    id's ``EnvSpec.board_dataset``.
 
-    Returns ``(dataset, sha256)``; the dataset's ``params`` are emptied (agents must not see the
-    instance's true parameters).
+    Returns ``(dataset, sha256)``; the family's builder empties the dataset's ``params`` (agents
+    must not see the instance's true parameters).
     """
-    from gymforge.envs.cmab.collect import DATASET_KIND, collect_records, problem_for
-    from gymforge.envs.cmab.datasets import LoggedDataset
-    from gymforge.envs.cmab.problem import instance_params, params_hash
-
-    if block["kind"] != DATASET_KIND:
-        raise ValueError(f"offline dataset kind {block['kind']!r} is not supported")
-    kwargs = collector_kwargs(env_kwargs)
-    key = canonical_json([env_id, kwargs, block["logging"], block["n"], block["options"], seed])
+    key = canonical_json([env_id, env_kwargs, block["logging"], block["n"], block["options"], seed])
     if key not in _CACHE:
-        problem = problem_for(env_id, kwargs)
-        params = instance_params(problem, seed)
-        options = block["options"]
-        arrays = collect_records(
-            problem,
-            params,
-            block["logging"],
-            block["n"],
-            seed,
-            block=options.get("block"),
-            q=options.get("q", 0.5),
-            delta=options.get("delta", 0.1),
+        spec = get_spec(env_id)
+        if spec.board_dataset is None:
+            raise ValueError(
+                f"{env_id} builds no offline board dataset (its EnvSpec has no board_dataset)"
+            )
+        dataset, arrays, metadata = load_entry_point(spec.board_dataset)(
+            env_id, env_kwargs, block, seed
         )
-        metadata = {
-            "kind": DATASET_KIND,
-            "env_id": env_id,
-            "env_kwargs": kwargs,
-            "application": problem.name,
-            "logging": block["logging"],
-            "logging_options": dict(options),
-            "n": int(block["n"]),
-            "seed": int(seed),
-            "instance_params_hash": params_hash(params),
-            "problem": problem.public_config(),
-        }
-        dataset = LoggedDataset(arrays=arrays, metadata=metadata, problem=problem, params={})
         _CACHE[key] = (dataset, dataset_sha256(arrays, metadata))
     return _CACHE[key]
 

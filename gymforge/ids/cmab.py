@@ -21,6 +21,7 @@ SPECS: tuple[EnvSpec, ...] = tuple(
         capabilities=_CAPABILITIES,
         agents={} if name == "InfluenceMax" else {"cucb": _ONLINE_CUCB},
         dataset_collector=_COLLECT,
+        board_dataset="gymforge.envs.cmab.board_dataset:build",
     )
     for name, summary in (
         ("Cascade", "Off-CMAB cascading bandit: rank k of m items (m=100, k=5)"),

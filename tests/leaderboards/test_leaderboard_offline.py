@@ -11,11 +11,11 @@ from leaderboard_helpers import FITTED, copy_board, meta
 
 from gymforge.baselines.agent_loader import parse_agent_spec
 from gymforge.cli import main
+from gymforge.envs.cmab.board_dataset import folder_sha256
 from gymforge.hashing import sha256_file
 from gymforge.leaderboards.calibrate import calibrate
 from gymforge.leaderboards.evaluator import episodes_digest, run_episodes
 from gymforge.leaderboards.files import read_json, write_json_atomic
-from gymforge.leaderboards.offline import folder_sha256
 from gymforge.leaderboards.protocol import ProtocolError, load_protocol
 from gymforge.leaderboards.render import write_all
 from gymforge.leaderboards.submission import submit

@@ -13,10 +13,10 @@ pytest.importorskip("minari")
 from gymforge.agents.cmab.agent import OfflineAgent
 from gymforge.cli import main
 from gymforge.core.datasets import DatasetError
+from gymforge.envs.cmab.board_dataset import folder_sha256
 from gymforge.envs.cmab.datasets import load_dataset
 from gymforge.envs.cmab.minari_logged import collect_minari
 from gymforge.envs.cmab.problem import params_hash
-from gymforge.leaderboards.offline import folder_sha256
 from gymforge.minari_datasets import load_minari
 
 CASES = [
