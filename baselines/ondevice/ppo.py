@@ -75,6 +75,11 @@ class PPO:
             config.ordinal,
             config.ordinal_width,
         )
+        if config.final_temperature != 1.0 and self.spec.action_kind != "categorical":
+            raise ValueError(
+                f"final_temperature applies to categorical actions; {env.single_action_space} "
+                "is not: set final_temperature: 1"
+            )
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.policy = ActorCritic(self.spec).to(self.device)
@@ -96,6 +101,7 @@ class PPO:
         self.timings = Timings()
         self.steps_done = 0
         self.updates_done = 0
+        self.temperature = 1.0  # of categorical sampling, set per rollout by collect
         self.seed = seed
         steps, batch, width_in = config.n_steps, self.num_envs, self.spec.obs_dim
         dev = self.device
@@ -161,19 +167,26 @@ class PPO:
         )
         return feats[0], state
 
+    def _tempered(self, out: torch.Tensor) -> torch.Tensor:
+        """Categorical logits divided by the sampling temperature of this rollout."""
+        return out if self.temperature == 1.0 else out / self.temperature
+
     @torch.no_grad()
-    def collect(self) -> None:
-        """Fill the rollout storage with ``n_steps`` steps of every instance."""
+    def collect(self, progress: float = 0.0) -> None:
+        """Fill the rollout storage with ``n_steps`` steps of every instance; ``progress`` (the
+        share of the run done before this rollout) sets the sampling temperature."""
         if self._obs is None:
             self.start()
         assert self._obs is not None
         cfg = self.config
+        if self.policy.categorical is not None:
+            self.temperature = 1.0 + (cfg.final_temperature - 1.0) * progress
         self._rollout_state = None if self._state is None else self._state.clone()
         for t in range(cfg.n_steps):
             t0 = time.perf_counter()
             feats, self._state = self._features(self._obs, self._state, self._starts)
             out, value = self.policy.heads(feats)
-            action, log_prob = self.policy.sample(out, self.generator)
+            action, log_prob = self.policy.sample(self._tempered(out), self.generator)
             self.buf_obs[t] = self._obs
             self.buf_actions[t] = action
             self.buf_log_prob[t] = log_prob
@@ -348,7 +361,7 @@ class PPO:
             for start in range(0, size * cfg.n_minibatches, size):
                 idx = order[start : start + size]
                 out, values = self.policy.heads(obs[idx])
-                loss, parts = self._loss(out, values, idx, *flat)
+                loss, parts = self._loss(self._tempered(out), values, idx, *flat)
                 self._step(loss)
                 if epoch == cfg.n_epochs - 1:
                     for key, value in parts.items():
@@ -373,7 +386,7 @@ class PPO:
                 out, values = self.policy.heads(feats)
                 idx = (slice(None), cols)
                 loss, parts = self._loss(
-                    out,
+                    self._tempered(out),
                     values,
                     idx,
                     advantages,

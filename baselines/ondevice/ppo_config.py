@@ -30,6 +30,10 @@ class PPOConfig:
         adam_eps: the optimizer's epsilon.
         hidden, shared, activation, rnn_hidden, ordinal, ordinal_width: the network
             (:class:`.policy.PolicySpec`).
+        final_temperature: categorical actions are sampled from ``softmax(logits / T)`` with ``T``
+            falling linearly from 1 at the start of the run to this at its end (the PPO ratio
+            uses the same ``T``), so that late rollouts try choices next to the greedy one
+            rather than all over; greedy acting (evaluation) is unaffected. 1: off.
         stagger_starts: cut each instance's first episode at a uniformly random step (treated
             as a time limit: bootstrapped, not counted as an episode), so that the instances'
             episodes spread over the whole horizon instead of marching in step. Without it, a
@@ -60,6 +64,7 @@ class PPOConfig:
     rnn_hidden: int = 0
     ordinal: bool = False
     ordinal_width: float = 0.5
+    final_temperature: float = 1.0
     stagger_starts: bool = True
 
     def __post_init__(self) -> None:
@@ -95,6 +100,9 @@ class PPOConfig:
             raise ValueError(f"rnn_hidden must be an int >= 0, got {self.rnn_hidden!r}")
         if self.rnn_hidden < 0:
             raise ValueError(f"rnn_hidden must be an int >= 0, got {self.rnn_hidden!r}")
+        t = self.final_temperature
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 1:
+            raise ValueError(f"final_temperature must be a number in (0, 1], got {t!r}")
         if not isinstance(self.ordinal, bool):
             raise ValueError(f"ordinal must be true or false, got {self.ordinal!r}")
 

@@ -359,7 +359,7 @@ def loop(plan: Plan, run: Session, log: Any) -> float:
     try:
         while trainer.steps_done < plan.target:
             progress = trainer.steps_done / plan.target  # before this rollout: never 1
-            trainer.collect()
+            trainer.collect(progress)
             stats = trainer.update(progress=progress)
             episodes = trainer.drain_episodes()
             if run.curriculum is not None:
