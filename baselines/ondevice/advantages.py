@@ -54,6 +54,7 @@ def ppo_loss(
     clip_value: float | None,
     value_coef: float,
     entropy_coef: float,
+    weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """PPO's clipped surrogate plus value and entropy terms (minimised).
 
@@ -62,20 +63,28 @@ def ppo_loss(
 
     ``clip=None`` is the unclipped policy gradient ``-ratio * A`` (A2C's loss after one step,
     where the ratio is 1); ``clip_value`` clips the value change like the policy's (``None``:
-    plain squared error). Returns the loss and detached parts for logging.
+    plain squared error). ``weights`` (0/1 per sample, optional) restrict the policy and entropy
+    terms to the samples whose action counted (their means are over those samples; the value
+    term keeps every sample). Returns the loss and detached parts for logging.
     """
+
+    def policy_mean(x: torch.Tensor) -> torch.Tensor:
+        if weights is None:
+            return x.mean()
+        return (x * weights).sum() / weights.sum().clamp(min=1.0)
+
     ratio = (new_log_prob - old_log_prob).exp()
     surrogate = ratio * advantages
     if clip is not None:
         clipped = ratio.clamp(1.0 - clip, 1.0 + clip) * advantages
         surrogate = torch.minimum(surrogate, clipped)
-    policy_loss = -surrogate.mean()
+    policy_loss = -policy_mean(surrogate)
     value_error = (new_values - returns) ** 2
     if clip_value is not None:
         moved = old_values + (new_values - old_values).clamp(-clip_value, clip_value)
         value_error = torch.maximum(value_error, (moved - returns) ** 2)
     value_loss = value_error.mean()
-    entropy_mean = entropy.mean()
+    entropy_mean = policy_mean(entropy)
     loss = policy_loss + value_coef * value_loss - entropy_coef * entropy_mean
     with torch.no_grad():
         log_ratio = new_log_prob - old_log_prob
@@ -83,9 +92,9 @@ def ppo_loss(
             "policy_loss": policy_loss.detach(),
             "value_loss": value_loss.detach(),
             "entropy": entropy_mean.detach(),
-            "approx_kl": ((ratio - 1) - log_ratio).mean(),
+            "approx_kl": policy_mean((ratio - 1) - log_ratio),
             "clip_fraction": (
-                ((ratio - 1.0).abs() > clip).float().mean()
+                policy_mean(((ratio - 1.0).abs() > clip).float())
                 if clip is not None
                 else torch.zeros((), device=ratio.device)
             ),

@@ -236,6 +236,24 @@ class CategoricalGroups:
         picks = [block.argmax(dim=-1) for block in self._blocks(logits)]
         return self._ungroup(torch.cat(picks, dim=-1) if len(picks) > 1 else picks[0])
 
+    def dim_log_prob_entropy(
+        self, logits: torch.Tensor, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-probability and entropy of each action dimension, ``(..., n_dims)`` each, in the
+        env's dimension order."""
+        grouped = self._group(actions)
+        log_probs, entropies = [], []
+        start = 0
+        for block, (_, k, _, _) in zip(self._blocks(logits), self.groups, strict=True):
+            logp = torch.log_softmax(block, dim=-1)
+            taken = grouped[..., start : start + k].unsqueeze(-1)
+            log_probs.append(logp.gather(-1, taken).squeeze(-1))
+            entropies.append(-(logp.exp() * logp).sum(-1))
+            start += k
+        log_prob = torch.cat(log_probs, dim=-1) if len(log_probs) > 1 else log_probs[0]
+        entropy = torch.cat(entropies, dim=-1) if len(entropies) > 1 else entropies[0]
+        return self._ungroup(log_prob), self._ungroup(entropy)
+
     def log_prob_entropy(
         self, logits: torch.Tensor, actions: torch.Tensor, entropy: bool = True
     ) -> tuple[torch.Tensor, torch.Tensor | None]:

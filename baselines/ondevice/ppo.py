@@ -80,6 +80,7 @@ class PPO:
                 f"final_temperature applies to categorical actions; {env.single_action_space} "
                 "is not: set final_temperature: 1"
             )
+        self._read_source = self._action_reads(env) if config.mask_unread_actions else None
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.policy = ActorCritic(self.spec).to(self.device)
@@ -115,6 +116,10 @@ class PPO:
         self.buf_rewards = torch.zeros(steps, batch, device=dev)
         self.buf_dones = torch.zeros(steps, batch, dtype=torch.bool, device=dev)
         self.buf_starts = torch.zeros(steps, batch, dtype=torch.bool, device=dev)
+        # with mask_unread_actions: which dimensions the env read, and each one's log-probability
+        masked = (steps, batch, self.spec.action_dim) if self._read_source is not None else (0,)
+        self.buf_read = torch.zeros(masked, dtype=torch.bool, device=dev)
+        self.buf_dim_log_prob = torch.zeros(masked, device=dev)
         self._obs: torch.Tensor | None = None  # policy input of the next step (B, d)
         self._starts = torch.ones(batch, dtype=torch.bool, device=dev)
         self._state: torch.Tensor | None = None
@@ -124,6 +129,17 @@ class PPO:
         self._finished: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
         self._cut_at: torch.Tensor | None = None  # first-episode cut step per instance
         self._cut_steps_left = 0
+
+    def _action_reads(self, env: VectorEnv) -> Any:
+        """The env whose ``last_action_read`` says which action dimensions a step read."""
+        source = getattr(env, "unwrapped", env)
+        if self.spec.action_kind != "categorical" or not hasattr(source, "last_action_read"):
+            raise ValueError(
+                "mask_unread_actions needs categorical actions and an env that reports which "
+                f"action dimensions it read (last_action_read); {type(source).__name__} with "
+                f"{env.single_action_space} does not: set mask_unread_actions: false"
+            )
+        return source
 
     # --- observations --------------------------------------------------------------------------
     def _policy_input(self, raw: torch.Tensor, starts: torch.Tensor | None) -> torch.Tensor:
@@ -192,10 +208,16 @@ class PPO:
             self.buf_log_prob[t] = log_prob
             self.buf_values[t] = value
             self.buf_starts[t] = self._starts
+            if self._read_source is not None:
+                assert self.policy.categorical is not None
+                dims, _ = self.policy.categorical.dim_log_prob_entropy(self._tempered(out), action)
+                self.buf_dim_log_prob[t] = dims
             env_action = self.policy.env_action(action)
             t1 = time.perf_counter()
             raw, reward, terminated, truncated, infos = self.env.step(env_action)
             t2 = time.perf_counter()
+            if self._read_source is not None:
+                self.buf_read[t] = self._read_source.last_action_read
             raw = torch.as_tensor(raw, device=self.device)
             reward = torch.as_tensor(reward, device=self.device).to(torch.float32)
             terminated = torch.as_tensor(terminated, device=self.device)
@@ -320,15 +342,28 @@ class PPO:
         actions: torch.Tensor,
         old_log_prob: torch.Tensor,
         old_values: torch.Tensor,
+        read: torch.Tensor,
+        old_dim_log_prob: torch.Tensor,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         cfg = self.config
         adv = advantages[idx]
-        if cfg.normalize_advantage and adv.numel() > 1:
-            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-        new_log_prob, entropy = self.policy.log_prob_entropy(out, actions[idx])
+        weights = None
+        if self._read_source is None:
+            new_log_prob, entropy = self.policy.log_prob_entropy(out, actions[idx])
+            old = old_log_prob[idx]
+        else:  # only the dimensions the env read, only the samples with one
+            assert self.policy.categorical is not None
+            counted = read[idx].to(out.dtype)
+            dims, dim_entropy = self.policy.categorical.dim_log_prob_entropy(out, actions[idx])
+            new_log_prob = (dims * counted).sum(-1)
+            old = (old_dim_log_prob[idx] * counted).sum(-1)
+            entropy = dim_entropy.sum(-1)
+            weights = (counted.sum(-1) > 0).to(out.dtype)
+        if cfg.normalize_advantage:
+            adv = _normalized(adv, weights)
         return ppo_loss(
             new_log_prob,
-            old_log_prob[idx],
+            old,
             adv,
             values,
             old_values[idx],
@@ -338,6 +373,7 @@ class PPO:
             cfg.clip_value,
             cfg.value_coef,
             cfg.entropy_coef,
+            weights,
         )
 
     def _update_flat(
@@ -353,6 +389,10 @@ class PPO:
             actions,
             self.buf_log_prob.reshape(n),
             self.buf_values.reshape(n),
+            self.buf_read.reshape(n, -1) if self._read_source is not None else self.buf_read,
+            self.buf_dim_log_prob.reshape(n, -1)
+            if self._read_source is not None
+            else self.buf_dim_log_prob,
         )
         size = max(1, n // cfg.n_minibatches)
         totals: dict[str, torch.Tensor] = {}
@@ -394,6 +434,8 @@ class PPO:
                     self.buf_actions,
                     self.buf_log_prob,
                     self.buf_values,
+                    self.buf_read,
+                    self.buf_dim_log_prob,
                 )
                 self._step(loss)
                 if epoch == cfg.n_epochs - 1:
@@ -421,3 +463,15 @@ class PPO:
             self.obs_norm.load_state_dict(state["obs_norm"])
         self.steps_done = int(state["steps_done"])
         self.updates_done = int(state["updates_done"])
+
+
+def _normalized(adv: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
+    """Advantages to zero mean and unit std over the counted samples (all, or ``weights`` 1)."""
+    if weights is None:
+        return (adv - adv.mean()) / (adv.std() + 1e-8) if adv.numel() > 1 else adv
+    count = weights.sum()
+    if count < 2:
+        return adv
+    mean = (adv * weights).sum() / count
+    std = (((adv - mean) ** 2 * weights).sum() / (count - 1)).sqrt()
+    return (adv - mean) / (std + 1e-8)

@@ -34,6 +34,14 @@ class PPOConfig:
             falling linearly from 1 at the start of the run to this at its end (the PPO ratio
             uses the same ``T``), so that late rollouts try choices next to the greedy one
             rather than all over; greedy acting (evaluation) is unaffected. 1: off.
+        mask_unread_actions: leave out of the policy gradient the action dimensions that the
+            env did not read in a step (an env reporting ``last_action_read``, as the batched
+            LineFlow envs do): a LineFlow waiting time is read only when its source starts a
+            cycle, about one step in twelve, and the next action replaces an unread one, so
+            the other samples' policy terms are noise. The policy and entropy terms average
+            over the samples with a read dimension (advantages normalised over those); the
+            value loss keeps every sample. The gradient it drops is the one through the
+            observed setting alone. Categorical actions only.
         stagger_starts: cut each instance's first episode at a uniformly random step (treated
             as a time limit: bootstrapped, not counted as an episode), so that the instances'
             episodes spread over the whole horizon instead of marching in step. Without it, a
@@ -65,6 +73,7 @@ class PPOConfig:
     ordinal: bool = False
     ordinal_width: float = 0.5
     final_temperature: float = 1.0
+    mask_unread_actions: bool = False
     stagger_starts: bool = True
 
     def __post_init__(self) -> None:
@@ -103,8 +112,9 @@ class PPOConfig:
         t = self.final_temperature
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 1:
             raise ValueError(f"final_temperature must be a number in (0, 1], got {t!r}")
-        if not isinstance(self.ordinal, bool):
-            raise ValueError(f"ordinal must be true or false, got {self.ordinal!r}")
+        for name in ("ordinal", "mask_unread_actions", "stagger_starts"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

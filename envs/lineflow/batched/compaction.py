@@ -68,7 +68,7 @@ def _write_back(
 # not change while settling, and ``advance`` sets it to ``until`` after the write-back) ...
 _ALWAYS_WRITTEN = (
     "phase", "wake", "started", "last_time", "carrier_created", "n_parts", "held", "arrived",
-    "ready", "slot_created", "count",
+    "ready", "slot_created", "count", "waiting_read",
 )  # fmt: skip
 
 

@@ -50,6 +50,7 @@ class LineState:
     factor: torch.Tensor  # (R, B) float64, worker speed-up of the current job
     last_time: torch.Tensor  # (R, B) float64, last processing time
     waiting: torch.Tensor  # (R, B) float64, sources' waiting time
+    waiting_read: torch.Tensor  # (R, B) bool, a source started a cycle (read ``waiting``) this step
     cur_in: torch.Tensor  # (R, B) long, buffer the row takes from next
     cur_out: torch.Tensor  # (R, B) long, buffer the row puts on next
     index_in: torch.Tensor  # (R, B) long, switches' selected input
@@ -112,6 +113,7 @@ def initial_state(line: CompiledLine, batch: int) -> LineState:
         factor=torch.ones(r, batch, **f64),
         last_time=rows(line.processing_time),
         waiting=rows(line.initial_waiting),
+        waiting_read=torch.zeros(r, batch, dtype=torch.bool, device=device),
         cur_in=rows(line.buffer_in),
         cur_out=rows(line.buffer_out),
         index_in=torch.zeros(r, batch, **i64),

@@ -87,7 +87,9 @@ class _Transfers:
         w = self._wide(state.now.shape[0])
         col = self.col
         now = state.now[None]
-        waits = starting & w.source & (state.waiting > 0)
+        reads = starting & w.source  # a source starting its cycle reads its waiting time
+        state.waiting_read = state.waiting_read | reads
+        waits = reads & (state.waiting > 0)
         state.wake = torch.where(waits, now + state.waiting, state.wake)
         new_phase = _choose(waits, WAIT, w.phase(GET_WAIT))
         if self._has_switch:

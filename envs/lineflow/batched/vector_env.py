@@ -53,6 +53,14 @@ class LineFlowVecEnv(TorchVectorEnv):
         guards: False runs every rule masked instead of first asking the device whether it has
             work (the same trajectories, fewer host syncs, more ops). None (default): as
             ``shortcuts``.
+
+    Attributes:
+        last_action_read: ``(B, A)`` bool, whether the line read each action dimension during
+            the last step. A waiting time is read only when its source starts a cycle (about
+            one step in twelve at the optimum); the next step's action replaces an unread one,
+            so it changed nothing but the observed setting. Dimensions of other kinds (routing,
+            magazines, workers) are always marked read. A trainer may leave unread dimensions
+            out of its policy gradient (``mask_unread_actions`` of the on-device PPO).
     """
 
     shared_attributes = ("line", "features", "action_slots", "horizon", "step_size", "max_steps")
@@ -99,6 +107,18 @@ class LineFlowVecEnv(TorchVectorEnv):
         self.engine = Engine(self.compiled, **engine_mode(self.device, shortcuts, guards))
         self.observer = Observer(self.compiled, self.horizon)
         self.state = initial_state(self.compiled, self.num_envs)
+        kinds = [(kind, row) for kind, row, _ in self.compiled.actions]
+        self._read_rows = torch.tensor(
+            [row if kind == "waiting_time" else 0 for kind, row in kinds],
+            dtype=torch.long,
+            device=self.device,
+        )
+        self._untracked = torch.tensor(
+            [kind != "waiting_time" for kind, _ in kinds], dtype=torch.bool, device=self.device
+        )
+        self.last_action_read = torch.ones(
+            self.num_envs, len(kinds), dtype=torch.bool, device=self.device
+        )
         self._steps = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
 
     def set_scrap_factor(self, factor: float) -> None:
@@ -116,6 +136,8 @@ class LineFlowVecEnv(TorchVectorEnv):
         self._steps = self._steps + 1
         until = torch.clamp(self._steps.to(torch.float64) * self.step_size, max=self.horizon)
         self.engine.advance(state, until, self.rng)
+        read = state.waiting_read.index_select(0, self._read_rows).T
+        self.last_action_read = read | self._untracked
         new_scrap = state.n_scrap.sum(dim=0)
         reward = (state.n_parts - parts).to(torch.float32) - self.scrap_factor * (
             new_scrap - scrap
