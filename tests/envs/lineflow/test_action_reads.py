@@ -51,7 +51,7 @@ def test_action_reads__an_unread_waiting_time_changes_nothing_but_its_observatio
     assert torch.equal(reads2, reads)
     # control: replacing the read ones as well changes the line
     changed = (actions + 1 + high // 2) % high
-    rewards3, obs3, _, _ = _run(env_id, changed)
+    _, obs3, _, _ = _run(env_id, changed)
     assert not torch.equal(obs3[..., keep], obs[..., keep])
 
 
