@@ -129,6 +129,22 @@ def median(values: list[float | None]) -> float | None:
     return None if math.isinf(value) else value
 
 
+def shown_command(job: dict[str, Any]) -> str:
+    """The job's ``gymforge train`` command as a reader runs it from the repository root: the
+    recipe file relative to the root and the run folder as given (the trainer gets both
+    resolved)."""
+    root = Path(__file__).resolve().parents[2]
+    shown = []
+    for token in job["command"][3:]:
+        path = Path(token)
+        if path.is_absolute() and path == job["out"].resolve():
+            token = str(job["out"])
+        elif path.is_absolute() and path.is_relative_to(root):
+            token = str(path.relative_to(root))
+        shown.append(token)
+    return "gymforge " + " ".join(shown)
+
+
 def summarize(job: dict[str, Any], threshold: float) -> dict[str, Any]:
     """One run's figures: time to threshold, the validation curve, final and best values."""
     rows = json.loads((job["out"] / "evaluations.json").read_text())["evaluations"]
@@ -137,7 +153,7 @@ def summarize(job: dict[str, Any], threshold: float) -> dict[str, Any]:
     return {
         "recipe": job["recipe"],
         "seed": job["seed"],
-        "command": "gymforge " + " ".join(job["command"][3:]),
+        "command": shown_command(job),
         "reused": job["reused"],
         "to_threshold": time_to(rows, threshold),
         "curve": [[r["timesteps"], r["mean_return"], r["train_s"]] for r in rows],

@@ -1,11 +1,18 @@
 """The time-to-score benchmark's arithmetic: the first evaluation at the threshold, medians with
-seeds that never reach it, and run reuse that ignores the order of a command's options."""
+seeds that never reach it, run reuse that ignores the order of a command's options, and
+recorded commands without this machine's paths."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.lineflow.time_to_score import median, options, time_to, train_command
+from benchmarks.lineflow.time_to_score import (
+    median,
+    options,
+    shown_command,
+    time_to,
+    train_command,
+)
 
 
 def test_time_to_takes_the_first_evaluation_at_or_above_the_threshold():
@@ -34,3 +41,16 @@ def test_commands_compare_whatever_the_order_of_their_options(tmp_path: Path):
     ]  # fmt: skip
     assert options(recorded) == options(mine)
     assert options([*recorded[:10], "8", *recorded[11:]]) != options(mine)
+
+
+def test_recorded_commands_name_paths_as_a_reader_runs_them():
+    root = Path(__file__).resolve().parents[2]
+    recipe = root / "benchmarks/results/time_to_score_recipes/reads.yaml"
+    out = Path("runs/tts/reads-s100")
+    job = {"command": train_command("LineFlow-WaitingTime-v0", recipe, 100, 1000, out), "out": out}
+    shown = shown_command(job)
+    assert shown == (
+        "gymforge train LineFlow-WaitingTime-v0 --algo ppo --backend torch --steps 1000 "
+        "--seed 100 --config benchmarks/results/time_to_score_recipes/reads.yaml --threads 1 "
+        "--out runs/tts/reads-s100 --no-progress-bar"
+    )
