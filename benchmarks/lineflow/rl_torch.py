@@ -85,11 +85,12 @@ NOTES = {
     ),
     "lineflow_wtj_rppo5m": "Recurrent PPO on WTJ at half of upstream's budget (5M), before the 10M run.",
     "lineflow_wt": (
-        "The WaitingTime recipe's revision 1. Revision 2 (the policy gradient over the waiting "
-        "times the line read, GAE lambda 1, entropy 0.003) is scored on the board's 20 held-out "
-        "episodes in `rl_lineflow_torch_wt_seeds.md` (IQM 145.3 [137.1, 152.4] over seeds 0-4) "
-        "and timed in `time_to_score_reads.md` (95% of the best controller on 5/5 validation "
-        "seeds, median 0.2M steps and 11 training seconds; revision 1: 1/5)."
+        "The WaitingTime recipe's revision 1. Revision 3 (the policy gradient over the waiting "
+        "times the line read, GAE lambda 1, entropy 0.003, the best-validated policy kept) is "
+        "scored on the board's 20 held-out episodes in `rl_lineflow_torch_wt_seeds.md` (150.1 to "
+        "154.2 over seeds 0-4, IQM 151.9 [150.4, 153.8]) and its training timed in "
+        "`time_to_score_reads.md` (95% of the best controller on 5/5 validation seeds, median "
+        "0.2M steps and 11 training seconds; revision 1: 1/5)."
     ),
 }
 
