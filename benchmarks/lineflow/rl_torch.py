@@ -84,6 +84,12 @@ NOTES = {
         "on CPU); its job folder is numbered 0004 like the others."
     ),
     "lineflow_wtj_rppo5m": "Recurrent PPO on WTJ at half of upstream's budget (5M), before the 10M run.",
+    "lineflow_wtj": "The WaitingTimeJump recipe's revision 1.",
+    "lineflow_wtj_r2": (
+        "The WaitingTimeJump recipe's revision 2: PPO's policy gradient over the waiting times "
+        "the line read, GAE lambda 1, entropy 0.003 (as WaitingTime's), chosen on validation "
+        "seeds 100 and 101 (10M finals 112.5 and 113.5 on the trainer's 2-episode evaluation)."
+    ),
     "lineflow_wt": (
         "The WaitingTime recipe's revision 1. Revision 3 (the policy gradient over the waiting "
         "times the line read, GAE lambda 1, entropy 0.003, the best-validated policy kept) is "
