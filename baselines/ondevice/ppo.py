@@ -389,10 +389,8 @@ class PPO:
             actions,
             self.buf_log_prob.reshape(n),
             self.buf_values.reshape(n),
-            self.buf_read.reshape(n, -1) if self._read_source is not None else self.buf_read,
-            self.buf_dim_log_prob.reshape(n, -1)
-            if self._read_source is not None
-            else self.buf_dim_log_prob,
+            self.buf_read.reshape(n, -1),  # (n, 0) without mask_unread_actions
+            self.buf_dim_log_prob.reshape(n, -1),
         )
         size = max(1, n // cfg.n_minibatches)
         totals: dict[str, torch.Tensor] = {}
@@ -466,12 +464,11 @@ class PPO:
 
 
 def _normalized(adv: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
-    """Advantages to zero mean and unit std over the counted samples (all, or ``weights`` 1)."""
+    """Advantages to zero mean and unit std over the counted samples (all, or ``weights`` 1);
+    unchanged with fewer than two (no host sync: the choice is a ``torch.where``)."""
     if weights is None:
         return (adv - adv.mean()) / (adv.std() + 1e-8) if adv.numel() > 1 else adv
     count = weights.sum()
-    if count < 2:
-        return adv
-    mean = (adv * weights).sum() / count
-    std = (((adv - mean) ** 2 * weights).sum() / (count - 1)).sqrt()
-    return (adv - mean) / (std + 1e-8)
+    mean = (adv * weights).sum() / count.clamp(min=1.0)
+    var = ((adv - mean) ** 2 * weights).sum() / (count - 1.0).clamp(min=1.0)
+    return torch.where(count >= 2, (adv - mean) / (var.sqrt() + 1e-8), adv)
