@@ -17,6 +17,7 @@ reset wherever an episode started (``starts``), step by step over a sequence.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -236,22 +237,29 @@ class CategoricalGroups:
         picks = [block.argmax(dim=-1) for block in self._blocks(logits)]
         return self._ungroup(torch.cat(picks, dim=-1) if len(picks) > 1 else picks[0])
 
+    def _taken(
+        self, logits: torch.Tensor, actions: torch.Tensor
+    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        """Per group: the log-probabilities ``(..., k, n)`` and those of the taken actions
+        ``(..., k)``."""
+        grouped = self._group(actions)
+        start = 0
+        for block, (_, k, _, _) in zip(self._blocks(logits), self.groups, strict=True):
+            logp = torch.log_softmax(block, dim=-1)
+            taken = grouped[..., start : start + k].unsqueeze(-1)
+            yield logp, logp.gather(-1, taken).squeeze(-1)
+            start += k
+
     def dim_log_prob_entropy(
         self, logits: torch.Tensor, actions: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Log-probability and entropy of each action dimension, ``(..., n_dims)`` each, in the
         env's dimension order."""
-        grouped = self._group(actions)
-        log_probs, entropies = [], []
-        start = 0
-        for block, (_, k, _, _) in zip(self._blocks(logits), self.groups, strict=True):
-            logp = torch.log_softmax(block, dim=-1)
-            taken = grouped[..., start : start + k].unsqueeze(-1)
-            log_probs.append(logp.gather(-1, taken).squeeze(-1))
-            entropies.append(-(logp.exp() * logp).sum(-1))
-            start += k
-        log_prob = torch.cat(log_probs, dim=-1) if len(log_probs) > 1 else log_probs[0]
-        entropy = torch.cat(entropies, dim=-1) if len(entropies) > 1 else entropies[0]
+        parts = [
+            (taken, -(logp.exp() * logp).sum(-1)) for logp, taken in self._taken(logits, actions)
+        ]
+        log_prob = torch.cat([p for p, _ in parts], dim=-1)
+        entropy = torch.cat([h for _, h in parts], dim=-1)
         return self._ungroup(log_prob), self._ungroup(entropy)
 
     def log_prob_entropy(
@@ -259,19 +267,14 @@ class CategoricalGroups:
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Summed log-probability of ``actions`` and summed entropy (``None`` when not asked
         for), each ``(...)``."""
-        grouped = self._group(actions)
         log_prob: torch.Tensor | None = None
         total_entropy: torch.Tensor | None = None
-        start = 0
-        for block, (_, k, _, _) in zip(self._blocks(logits), self.groups, strict=True):
-            logp = torch.log_softmax(block, dim=-1)
-            taken = grouped[..., start : start + k].unsqueeze(-1)
-            part = logp.gather(-1, taken).squeeze(-1).sum(-1)
+        for logp, taken in self._taken(logits, actions):
+            part = taken.sum(-1)
             log_prob = part if log_prob is None else log_prob + part
             if entropy:
                 h = -(logp.exp() * logp).sum((-1, -2))
                 total_entropy = h if total_entropy is None else total_entropy + h
-            start += k
         assert log_prob is not None
         return log_prob, total_entropy
 

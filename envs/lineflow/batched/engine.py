@@ -332,7 +332,7 @@ class Engine(_EventLoop, _Rounds, _Plain, _Transfers, _Work):
     def apply_action(self, state: LineState, action: torch.Tensor) -> None:
         """Apply a batched ``MultiDiscrete`` action (B, A) in the layout of ``features.action_slots``."""
         line = self.line
-        state.waiting_read = torch.zeros_like(state.waiting_read)  # reads of this step's action
+        state.waiting_read.zero_()  # reads of this step's action
         for j, (kind, row, worker) in enumerate(line.actions):
             value = action[:, j]
             if kind == "waiting_time":

@@ -88,7 +88,7 @@ class _Transfers:
         col = self.col
         now = state.now[None]
         reads = starting & w.source  # a source starting its cycle reads its waiting time
-        state.waiting_read = state.waiting_read | reads
+        state.waiting_read |= reads
         waits = reads & (state.waiting > 0)
         state.wake = torch.where(waits, now + state.waiting, state.wake)
         new_phase = _choose(waits, WAIT, w.phase(GET_WAIT))
